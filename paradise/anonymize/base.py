@@ -1,0 +1,114 @@
+"""What every anonymization operator shares: parameters, context, SQL helpers.
+
+An operator turns a *relation* (an ``exp.Select`` whose projection is exactly the
+table's visible columns, by name) into another relation with the same columns,
+computed by the database. Operators never see rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
+from sqlglot import exp
+
+__all__ = [
+    "HELPER_PREFIX",
+    "Operator",
+    "OperatorContext",
+    "OperatorParams",
+    "column",
+    "helper",
+    "select_columns",
+]
+
+HELPER_PREFIX = "_paradise_"
+
+
+class OperatorParams(BaseModel):
+    """Base of every operator's parameter model (validated when the policy loads)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def check_columns(self, classes: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` if the parameters name columns the policy does not allow.
+
+        ``classes`` maps each column the table policy classifies to its rule.
+        """
+
+
+@dataclass(frozen=True)
+class OperatorContext:
+    """What an operator may know at rewrite time (never the rows).
+
+    Attributes:
+        table: the table's name in the policy.
+        dialect: sqlglot dialect of the backend the SQL is generated for.
+        columns: the relation's columns, in order (the table's visible columns).
+        classes: column -> class name (``quasi_identifier``, ``sensitive``, ...).
+        types: column -> SQL type as the backend reports it.
+        k: the privacy model's k.
+    """
+
+    table: str
+    dialect: str
+    columns: tuple[str, ...]
+    classes: Mapping[str, str] = field(default_factory=dict)
+    types: Mapping[str, str] = field(default_factory=dict)
+    k: int = 1
+
+
+class Operator(Protocol):
+    """An anonymization operator: ``relation -> relation`` plus a description."""
+
+    name: ClassVar[str]
+    Params: ClassVar[type[OperatorParams]]
+
+    def apply(self, relation: exp.Select, params: Any, ctx: OperatorContext) -> exp.Select:
+        """Return the anonymized relation (same column names, same order)."""
+        ...
+
+    def describe(self, params: Any, ctx: OperatorContext) -> dict[str, Any]:
+        """Parameters as they are reported in the result's annotations."""
+        ...
+
+    def linkable_units(
+        self, params: Any, ctx: OperatorContext
+    ) -> tuple[tuple[str, ...], ...] | None:
+        """Column sets whose values stay linked row by row after the operator.
+
+        ``None`` means the operator keeps rows intact (all columns stay linked).
+        Slicing returns its column groups: values of different groups are
+        permuted independently, so verification forms classes per group.
+        """
+        ...
+
+
+def column(name: str, table: str | None = None) -> exp.Column:
+    """A quoted column reference.
+
+    >>> column("native-country", "g0").sql("duckdb")
+    '"g0"."native-country"'
+    """
+    return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(table, quoted=True) if table else None)
+
+
+def helper(name: str) -> str:
+    """The name of a generated helper column or alias (never collides with user columns).
+
+    >>> helper("bucket")
+    '_paradise_bucket'
+    """
+    return f"{HELPER_PREFIX}{name}"
+
+
+def select_columns(columns: tuple[str, ...], source: exp.Expr, alias: str) -> exp.Select:
+    """``SELECT "c1", "c2" FROM (<source>) AS alias``.
+
+    >>> select_columns(("a", "b"), exp.table_("t"), "s").sql("duckdb")
+    'SELECT "s"."a", "s"."b" FROM t AS "s"'
+    """
+    src = source.subquery(exp.to_identifier(alias, quoted=True)) if isinstance(source, exp.Query) else exp.alias_(source, exp.to_identifier(alias, quoted=True), table=True)
+    return exp.select(*(column(c, alias) for c in columns)).from_(src)

@@ -1,0 +1,274 @@
+"""Slicing (Li et al. 2012; seed 004, Grunert & Heuer): bucketize, split, permute, rejoin.
+
+The relation is split horizontally into buckets (``buckets: n`` by rank, or
+``bucket_by: column``, one bucket per value) and vertically into column groups.
+Inside every bucket each group's tuples are permuted independently and the
+groups are joined again on (bucket, ordinal). Values of one group stay together
+(so analyses within a group are exact), links across groups are randomized
+within the bucket.
+
+Two strategies generate the SQL:
+
+``window`` (default)
+    One statement whose size does not depend on the bucket count: random keys
+    are computed as columns of a derived table first (DuckDB refuses volatile
+    expressions inside a window's ORDER BY), buckets by ``NTILE``, one
+    ``ROW_NUMBER() OVER (PARTITION BY bucket ORDER BY key_j)`` per group, and
+    one equi-join per group on (bucket, ordinal).
+
+``per_bucket``
+    The paper's literal form (seed 004 §4, Abb. 2–6): per bucket and group a
+    select ordered by a random key, joined on the ordinal, all buckets glued by
+    ``UNION ALL``. Its SQL grows with the bucket count; it is kept as the
+    reference the benchmark compares against.
+
+Example:
+    >>> from sqlglot import exp
+    >>> params = SlicingParams(groups=(("age", "workclass"), ("sex",)), buckets=2)
+    >>> ctx = OperatorContext(table="adult", dialect="duckdb", columns=("age", "workclass", "sex"))
+    >>> rel = exp.select('"age"', '"workclass"', '"sex"').from_("adult")
+    >>> sql = Slicing().apply(rel, params, ctx).sql("duckdb")
+    >>> "NTILE(2)" in sql and "ROW_NUMBER() OVER (PARTITION BY" in sql
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+from sqlglot import exp
+
+from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
+
+__all__ = ["Slicing", "SlicingParams"]
+
+_HIDDEN = {"identifier"}
+
+
+class SlicingParams(OperatorParams):
+    """Parameters of slicing (YAML key ``slicing``).
+
+    Attributes:
+        groups: vertical column groups; visible columns not named in any group
+            each form a group of their own (the most protective choice).
+        buckets: number of horizontal buckets by rank (default 1).
+        bucket_by: split by the values of this column instead (one bucket per value).
+        order_by: rank rows by these columns before cutting ``buckets`` (default: random).
+        strategy: ``window`` (one statement, fast) or ``per_bucket`` (the paper's form).
+    """
+
+    groups: tuple[tuple[str, ...], ...] = Field(min_length=1)
+    buckets: int | None = Field(default=None, ge=1, le=1_000_000)
+    bucket_by: str | None = None
+    order_by: tuple[str, ...] = ()
+    strategy: Literal["window", "per_bucket"] = "window"
+
+    @model_validator(mode="after")
+    def _check(self) -> SlicingParams:
+        seen: set[str] = set()
+        for group in self.groups:
+            if not group:
+                raise ValueError("a slicing group must name at least one column")
+            for name in group:
+                if name in seen:
+                    raise ValueError(f"column {name!r} appears in more than one slicing group")
+                seen.add(name)
+        if self.buckets is not None and self.bucket_by is not None:
+            raise ValueError("give either buckets or bucket_by, not both")
+        if self.bucket_by is not None and self.order_by:
+            raise ValueError("order_by applies to buckets by rank, not to bucket_by")
+        if self.strategy == "per_bucket" and self.bucket_by is not None:
+            raise ValueError("strategy per_bucket needs a bucket count (buckets: n), not bucket_by")
+        return self
+
+    def check_columns(self, classes: Mapping[str, Any]) -> None:
+        named = [c for g in self.groups for c in g] + list(self.order_by)
+        if self.bucket_by:
+            named.append(self.bucket_by)
+        for name in named:
+            rule = classes.get(name)
+            if rule is None:
+                raise ValueError(f"slicing names column {name!r}, which the policy does not classify")
+            if str(getattr(rule, "class_", rule)) in _HIDDEN:
+                raise ValueError(f"slicing names identifier column {name!r}; identifiers are never released")
+
+    @property
+    def bucket_count(self) -> int:
+        return self.buckets or 1
+
+
+class Slicing:
+    """The slicing operator (see module docstring)."""
+
+    name: ClassVar[str] = "slicing"
+    Params: ClassVar[type[SlicingParams]] = SlicingParams
+
+    def apply(self, relation: exp.Select, params: SlicingParams, ctx: OperatorContext) -> exp.Select:
+        groups = self.linkable_units(params, ctx)
+        if params.strategy == "per_bucket":
+            return _per_bucket(relation, groups, params, ctx)
+        return _window(relation, groups, params, ctx)
+
+    def describe(self, params: SlicingParams, ctx: OperatorContext) -> dict[str, Any]:
+        split: dict[str, Any] = (
+            {"bucket_by": params.bucket_by} if params.bucket_by else {"buckets": params.bucket_count}
+        )
+        if params.order_by:
+            split["order_by"] = list(params.order_by)
+        return {
+            **split,
+            "groups": [list(g) for g in self.linkable_units(params, ctx)],
+            "strategy": params.strategy,
+        }
+
+    def linkable_units(self, params: SlicingParams, ctx: OperatorContext) -> tuple[tuple[str, ...], ...]:
+        present = set(ctx.columns)
+        groups = [tuple(c for c in g if c in present) for g in params.groups]
+        named = {c for g in groups for c in g}
+        groups += [(c,) for c in ctx.columns if c not in named]
+        return tuple(g for g in groups if g)
+
+
+def _rand() -> exp.Expr:
+    return exp.Rand()
+
+
+def _window(
+    relation: exp.Select,
+    groups: tuple[tuple[str, ...], ...],
+    params: SlicingParams,
+    ctx: OperatorContext,
+) -> exp.Select:
+    """The single-statement form; its size grows with the number of groups only."""
+    source = helper("src")
+    keyed = helper("keyed")
+    ords = helper("ords")
+    bucket = helper("bucket")
+    keys = [helper(f"r{j}") for j in range(len(groups))]
+    cols = [column(c, source) for c in ctx.columns]
+
+    # 1. random keys as plain columns of a derived table
+    with_keys = exp.select(*cols, *(exp.alias_(_rand(), k, quoted=True) for k in keys)).from_(
+        relation.subquery(exp.to_identifier(source, quoted=True))
+    )
+    # 2. the bucket of every row
+    if params.bucket_by:
+        bucket_expr: exp.Expr = exp.Window(
+            this=exp.func("DENSE_RANK"),
+            order=exp.Order(expressions=[exp.Ordered(this=column(params.bucket_by), nulls_first=True)]),
+        )
+    else:
+        order = [exp.Ordered(this=column(c)) for c in params.order_by] + [
+            exp.Ordered(this=column(keys[0]))
+        ]
+        bucket_expr = exp.Window(
+            this=exp.func("NTILE", exp.Literal.number(params.bucket_count)),
+            order=exp.Order(expressions=order),
+        )
+    bucketed = exp.select(
+        *(column(c) for c in ctx.columns),
+        *(column(k) for k in keys),
+        exp.alias_(bucket_expr, bucket, quoted=True),
+    ).from_(with_keys.subquery(exp.to_identifier(keyed, quoted=True)))
+    # 3. one ordinal per group: a random permutation inside each bucket
+    ordinals = [
+        exp.alias_(
+            exp.Window(
+                this=exp.func("ROW_NUMBER"),
+                partition_by=[column(bucket)],
+                order=exp.Order(expressions=[exp.Ordered(this=column(key))]),
+            ),
+            helper(f"o{j}"),
+            quoted=True,
+        )
+        for j, key in enumerate(keys)
+    ]
+    permuted = exp.select(
+        *(column(c) for c in ctx.columns), column(bucket), *ordinals
+    ).from_(bucketed.subquery(exp.to_identifier(helper("bucketed"), quoted=True)))
+
+    # 4. join the groups on (bucket, ordinal)
+    alias = [helper(f"g{j}") for j in range(len(groups))]
+    owner = {c: j for j, g in enumerate(groups) for c in g}
+    query = exp.select(*(exp.alias_(column(c, alias[owner[c]]), c, quoted=True) for c in ctx.columns))
+    query = query.from_(exp.Table(this=exp.to_identifier(ords, quoted=True), alias=exp.TableAlias(this=exp.to_identifier(alias[0], quoted=True))))
+    for j in range(1, len(groups)):
+        on = exp.and_(
+            exp.EQ(this=column(bucket, alias[0]), expression=column(bucket, alias[j])),
+            exp.EQ(this=column(helper("o0"), alias[0]), expression=column(helper(f"o{j}"), alias[j])),
+        )
+        query = query.join(
+            exp.Table(this=exp.to_identifier(ords, quoted=True), alias=exp.TableAlias(this=exp.to_identifier(alias[j], quoted=True))),
+            on=on,
+            join_type="INNER",
+        )
+    materialized = True if ctx.dialect in ("duckdb", "postgres") and len(groups) > 1 else None
+    return query.with_(exp.to_identifier(ords, quoted=True), as_=permuted, materialized=materialized)
+
+
+def _per_bucket(
+    relation: exp.Select,
+    groups: tuple[tuple[str, ...], ...],
+    params: SlicingParams,
+    ctx: OperatorContext,
+) -> exp.Select:
+    """The paper's literal form: per bucket and group a permuted select, joined on the ordinal."""
+    keyed = helper("keyed")
+    bucket = helper("bucket")
+    rkey = helper("rb")
+    src = helper("src")
+    with_key = exp.select(
+        *(column(c, src) for c in ctx.columns), exp.alias_(_rand(), rkey, quoted=True)
+    ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
+    order = [exp.Ordered(this=column(c)) for c in params.order_by] + [exp.Ordered(this=column(rkey))]
+    keyed_query = exp.select(
+        *(column(c) for c in ctx.columns),
+        exp.alias_(
+            exp.Window(this=exp.func("NTILE", exp.Literal.number(params.bucket_count)), order=exp.Order(expressions=order)),
+            bucket,
+            quoted=True,
+        ),
+    ).from_(with_key.subquery(exp.to_identifier(helper("k0"), quoted=True)))
+
+    owner = {c: j for j, g in enumerate(groups) for c in g}
+    branches: list[exp.Select] = []
+    for i in range(1, params.bucket_count + 1):
+        parts = []
+        for j, group in enumerate(groups):
+            rnd = helper("r")
+            inner = (
+                exp.select(*(column(c) for c in group), exp.alias_(_rand(), rnd, quoted=True))
+                .from_(exp.Table(this=exp.to_identifier(keyed, quoted=True)))
+                .where(exp.EQ(this=column(bucket), expression=exp.Literal.number(i)))
+            )
+            ordered = exp.select(
+                *(column(c) for c in group),
+                exp.alias_(
+                    exp.Window(this=exp.func("ROW_NUMBER"), order=exp.Order(expressions=[exp.Ordered(this=column(rnd))])),
+                    helper("ord"),
+                    quoted=True,
+                ),
+            ).from_(inner.subquery(exp.to_identifier(helper("perm"), quoted=True)))
+            parts.append(ordered.subquery(exp.to_identifier(helper(f"p{i}_{j}"), quoted=True)))
+        branch = exp.select(
+            *(exp.alias_(column(c, helper(f"p{i}_{owner[c]}")), c, quoted=True) for c in ctx.columns)
+        ).from_(parts[0])
+        for j in range(1, len(parts)):
+            branch = branch.join(
+                parts[j],
+                on=exp.EQ(
+                    this=column(helper("ord"), helper(f"p{i}_0")),
+                    expression=column(helper("ord"), helper(f"p{i}_{j}")),
+                ),
+                join_type="INNER",
+            )
+        branches.append(branch)
+    union: exp.Query = branches[0]
+    for branch in branches[1:]:
+        union = exp.union(union, branch, distinct=False)
+    wrapped = exp.select(*(column(c, helper("u")) for c in ctx.columns)).from_(
+        union.subquery(exp.to_identifier(helper("u"), quoted=True))
+    )
+    return wrapped.with_(exp.to_identifier(keyed, quoted=True), as_=keyed_query)

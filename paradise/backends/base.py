@@ -1,0 +1,85 @@
+"""The narrow backend interface every database implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar, Protocol
+
+import pyarrow as pa
+
+__all__ = ["Backend", "ResultSet", "rows_to_arrow"]
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """A whole result, columnar (Arrow) so that no per-row Python work is needed.
+
+    Attributes:
+        columns: column names, in order (may repeat, unlike Arrow field names).
+        types: SQL type names as the backend reports them (e.g. ``BIGINT``, ``VARCHAR``).
+        table: the data; column ``i`` of ``table`` is ``columns[i]``.
+
+    Example:
+        >>> rs = ResultSet(("a",), ("INTEGER",), pa.table({"a": [1, 2]}))
+        >>> rs.rows
+        [(1,), (2,)]
+    """
+
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    table: pa.Table
+
+    @cached_property
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The rows as Python tuples (computed once, on first use)."""
+        cols = [c.to_pylist() for c in self.table.columns]
+        return list(zip(*cols, strict=True)) if cols else []
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+
+def rows_to_arrow(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table:
+    """Build an Arrow table from driver rows (positional names keep duplicates apart).
+
+    >>> rows_to_arrow(["a", "a"], [(1, "x")]).num_columns
+    2
+    """
+    names = [f"c{i}" for i in range(len(columns))]
+    arrays = []
+    for i in range(len(columns)):
+        values = [row[i] for row in rows]
+        try:
+            arrays.append(pa.array(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays.append(pa.array([None if v is None else str(v) for v in values]))
+    return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
+
+
+class Backend(Protocol):
+    """A database paradise runs generated SQL in."""
+
+    dialect: ClassVar[str]
+    url: str
+
+    def catalog(self) -> dict[str, dict[str, str]]:
+        """Every table of the default schema: ``{table: {column: type}}`` in column order."""
+        ...
+
+    def execute(self, sql: str) -> ResultSet:
+        """Run one query and fetch the whole result."""
+        ...
+
+    def run(self, sql: str) -> None:
+        """Run one statement that returns no rows (DDL for ``anonymize`` and ``load``)."""
+        ...
+
+    def interrupt(self) -> None:
+        """Cancel the query that is running now, if any (thread-safe)."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...

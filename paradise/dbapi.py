@@ -1,0 +1,94 @@
+"""A DB-API 2.0 style cursor so that ``pandas.read_sql`` and similar code work unchanged.
+
+Example:
+    >>> import paradise
+    >>> con = paradise.connect(":memory:", role="analyst")
+    >>> con.load_demo()
+    >>> cur = con.cursor()
+    >>> _ = cur.execute("SELECT count(*) AS n FROM adult WHERE sex = ?", ["Female"])
+    >>> cur.description[0][0], cur.fetchone()
+    ('n', (10771,))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from paradise.errors import ParadiseError
+
+if TYPE_CHECKING:
+    from paradise.postprocess.annotate import Annotations
+    from paradise.processor import Processor
+
+__all__ = ["Cursor", "Error", "apilevel", "paramstyle", "threadsafety"]
+
+apilevel = "2.0"
+threadsafety = 1
+paramstyle = "qmark"
+Error = ParadiseError
+
+
+class Cursor:
+    """Runs statements through the pipeline under one role."""
+
+    arraysize = 100
+
+    def __init__(self, processor: Processor, role: str | None) -> None:
+        self._processor = processor
+        self._role = role
+        self._rows: list[tuple[Any, ...]] = []
+        self._pos = 0
+        self.description: tuple[tuple[Any, ...], ...] | None = None
+        self.rowcount = -1
+        self.annotations: Annotations | None = None
+
+    def execute(
+        self, operation: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None
+    ) -> Cursor:
+        params = list(parameters.values()) if isinstance(parameters, Mapping) else parameters
+        result = self._processor.query(operation, role=self._role, params=params or None)
+        self._rows = list(result.rows)
+        self._pos = 0
+        self.rowcount = len(self._rows)
+        self.annotations = result.annotations
+        self.description = tuple(
+            (name, typ, None, None, None, None, None)
+            for name, typ in zip(result.columns, result.types, strict=True)
+        )
+        return self
+
+    def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]]) -> None:
+        for parameters in seq_of_parameters:
+            self.execute(operation, parameters)
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        if self._pos >= len(self._rows):
+            return None
+        row = self._rows[self._pos]
+        self._pos += 1
+        return row
+
+    def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
+        n = size or self.arraysize
+        rows = self._rows[self._pos : self._pos + n]
+        self._pos += len(rows)
+        return rows
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rows = self._rows[self._pos :]
+        self._pos = len(self._rows)
+        return rows
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while (row := self.fetchone()) is not None:
+            yield row
+
+    def close(self) -> None:
+        self._rows = []
+
+    def setinputsizes(self, sizes: Any) -> None:
+        """DB-API: ignored."""
+
+    def setoutputsize(self, size: Any, column: Any = None) -> None:
+        """DB-API: ignored."""

@@ -1,0 +1,76 @@
+"""Parse SQL text into exactly one SELECT (or WITH ... SELECT) expression.
+
+Example:
+    >>> parse_query("SELECT age FROM adult;", "duckdb").sql()
+    'SELECT age FROM adult'
+    >>> parse_query("DELETE FROM adult", "duckdb")
+    Traceback (most recent call last):
+    paradise.errors.UnsupportedQueryError: unsupported query: DELETE statements are not allowed; only SELECT queries are served. Hint: send a single SELECT (or WITH ... SELECT) query.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from paradise.errors import QuerySyntaxError, UnsupportedQueryError
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+__all__ = ["parse_query", "statement_kind"]
+
+_ONLY_SELECT = "send a single SELECT (or WITH ... SELECT) query"
+
+
+def parse_query(sql: str, dialect: str) -> exp.Query:
+    """Parse ``sql`` in ``dialect``; refuse anything but exactly one read-only query.
+
+    Raises:
+        QuerySyntaxError: the text does not parse.
+        UnsupportedQueryError: no statement, several statements, or not a SELECT.
+    """
+    if not sql or not sql.strip():
+        raise QuerySyntaxError("empty query", hint=_ONLY_SELECT)
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (ParseError, TokenError) as exc:
+        errors = getattr(exc, "errors", None) or [{}]
+        first = errors[0] if errors else {}
+        line, col = first.get("line"), first.get("col")
+        where = f" at line {line}, column {col}" if line else ""
+        description = first.get("description") or str(exc).splitlines()[0]
+        raise QuerySyntaxError(
+            f"cannot parse the query{where}: {description}",
+            hint="check the SQL syntax",
+        ) from exc
+    if not statements:
+        raise QuerySyntaxError("empty query", hint=_ONLY_SELECT)
+    if len(statements) > 1:
+        raise UnsupportedQueryError(
+            f"{len(statements)} statements in one query; multiple statements are not allowed",
+            hint="send one statement at a time",
+        )
+    statement = statements[0]
+    if not isinstance(statement, exp.Query) or statement.find(exp.Into) is not None:
+        raise UnsupportedQueryError(
+            f"{statement_kind(statement)} statements are not allowed; only SELECT queries are served",
+            hint=_ONLY_SELECT,
+        )
+    return statement
+
+
+def statement_kind(statement: exp.Expr) -> str:
+    """A short upper-case name for a statement, for messages.
+
+    >>> statement_kind(sqlglot.parse_one("DROP TABLE t"))
+    'DROP'
+    """
+    if isinstance(statement, exp.Command):
+        return str(statement.this).upper()
+    if isinstance(statement, exp.Select) and statement.find(exp.Into) is not None:
+        return "SELECT INTO"
+    key = statement.key.upper()
+    return {"INSERT": "INSERT", "CREATE": "CREATE", "DROP": "DROP", "SET": "SET"}.get(key, key)

@@ -1,0 +1,169 @@
+"""The library front door: ``paradise.connect(target, policies=...)`` returns a Processor.
+
+Example:
+    >>> import paradise
+    >>> proc = paradise.connect(":memory:", policies=paradise.bundled_policies())
+    >>> proc.load_demo()
+    >>> result = proc.query("SELECT sex, count(*) AS n FROM adult GROUP BY sex ORDER BY sex", role="analyst")
+    >>> result.rows
+    [('Female', 10771), ('Male', 21790)]
+    >>> result.annotations.tables[0].operators[0]["operator"]
+    'slicing'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from paradise import pipeline
+from paradise.backends import Backend, connect_backend
+from paradise.errors import QueryRejected
+from paradise.plan import TablePlan
+from paradise.policy import PolicySet, RolePolicy, load_policies
+from paradise.result import ExplainResult, Result
+from paradise.rewrite.context import RewriteContext
+
+__all__ = ["Processor", "connect"]
+
+
+class Processor:
+    """Runs queries under role policies against one backend.
+
+    Safe to share between threads: per-query state lives in the pipeline's
+    frozen values; the only shared state is the catalog and the plan cache,
+    both guarded by a lock.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        policies: PolicySet,
+        *,
+        role: str | None = None,
+        read_dialect: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.policies = dict(policies)
+        self.default_role = role
+        self.read_dialect = read_dialect
+        self._catalog: dict[str, dict[str, str]] | None = None
+        self._plans: dict[tuple[str, str], TablePlan] = {}
+        self._lock = threading.Lock()
+        if role is not None:
+            self.policy(role)
+
+    # --- policies and catalog -------------------------------------------------------------
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(sorted(self.policies))
+
+    def policy(self, role: str | None) -> RolePolicy:
+        """The policy of ``role`` (or the default role)."""
+        name = role or self.default_role
+        if name is None:
+            if len(self.policies) == 1:
+                return next(iter(self.policies.values()))
+            raise QueryRejected(
+                "no role given",
+                hint=f"pass role=... (one of: {', '.join(self.roles)})",
+            )
+        if name not in self.policies:
+            raise QueryRejected(
+                f'unknown role "{name}"', hint=f"known roles: {', '.join(self.roles) or 'none'}"
+            )
+        return self.policies[name]
+
+    def catalog(self) -> Mapping[str, Mapping[str, str]]:
+        """The backend's tables and columns (cached; :meth:`refresh` after schema changes)."""
+        with self._lock:
+            if self._catalog is None:
+                self._catalog = self.backend.catalog()
+            return self._catalog
+
+    def refresh(self) -> None:
+        """Forget the cached catalog and anonymization plans."""
+        with self._lock:
+            self._catalog = None
+            self._plans.clear()
+
+    def context(self, role: str | None = None) -> RewriteContext:
+        return RewriteContext(
+            policy=self.policy(role),
+            catalog=self.catalog(),
+            dialect=self.backend.dialect,
+            read_dialect=self.read_dialect,
+        )
+
+    # --- queries --------------------------------------------------------------------------
+    def query(
+        self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
+    ) -> Result:
+        """Run ``sql`` under ``role``: rewritten, executed in the database, verified, annotated."""
+        return pipeline.run(sql, self.context(role), self.backend, params=params, plan_cache=self._plans)
+
+    def explain(
+        self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
+    ) -> ExplainResult:
+        """The generated SQL and plan for ``sql`` under ``role``, without running it."""
+        return pipeline.explain(sql, self.context(role), params=params)
+
+    # --- DB-API ---------------------------------------------------------------------------
+    def cursor(self, role: str | None = None) -> Any:
+        """A DB-API 2.0 cursor running every statement under ``role``."""
+        from paradise.dbapi import Cursor
+
+        return Cursor(self, role or self.default_role)
+
+    def commit(self) -> None:
+        """DB-API: nothing to commit (paradise is read-only)."""
+
+    def rollback(self) -> None:
+        """DB-API: nothing to roll back (paradise is read-only)."""
+
+    # --- data -----------------------------------------------------------------------------
+    def load_demo(self) -> None:
+        """Load the bundled demo tables (Adult with a synthetic ``id``) into the backend."""
+        from paradise.demo_data import load_demo_tables
+
+        load_demo_tables(self.backend)
+        self.refresh()
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> Processor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(
+    target: str | Backend = ":memory:",
+    *,
+    policies: str | Path | PolicySet | None = None,
+    role: str | None = None,
+    read_dialect: str | None = None,
+) -> Processor:
+    """Open a processor on ``target`` (DuckDB path, ``:memory:`` or database URL).
+
+    Args:
+        target: where the data lives, or an open backend.
+        policies: a directory of role policy YAML files, or loaded policies
+            (default: the bundled example policies).
+        role: the default role for queries and DB-API cursors.
+        read_dialect: the SQL dialect queries are written in (default: the backend's).
+    """
+    backend = connect_backend(target) if isinstance(target, str) else target
+    if policies is None:
+        policies = bundled_policies()
+    loaded = load_policies(policies) if isinstance(policies, str | Path) else policies
+    return Processor(backend, loaded, role=role, read_dialect=read_dialect)
+
+
+def bundled_policies() -> Path:
+    """The directory of the example policies shipped with paradise."""
+    return Path(__file__).parent / "data" / "policies"

@@ -1,0 +1,57 @@
+"""The typed context every rewrite rule receives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from paradise.policy.model import RolePolicy, TablePolicy
+
+__all__ = ["Catalog", "RewriteContext"]
+
+Catalog = Mapping[str, Mapping[str, str]]
+"""table name -> {column name -> SQL type}, in the backend's column order."""
+
+
+@dataclass(frozen=True)
+class RewriteContext:
+    """What the rewrite of one query may use: the role's policy, the catalog, the dialect.
+
+    Attributes:
+        policy: the role's policy.
+        catalog: the backend's tables and columns (lower-case table names as keys).
+        dialect: sqlglot dialect the SQL is generated for.
+        read_dialect: sqlglot dialect the user's SQL is parsed in.
+    """
+
+    policy: RolePolicy
+    catalog: Catalog
+    dialect: str
+    read_dialect: str | None = None
+    tables_used: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def role(self) -> str:
+        return self.policy.role
+
+    def table_policy(self, table: str) -> TablePolicy | None:
+        return self.policy.table(table)
+
+    def columns_of(self, table: str) -> Mapping[str, str] | None:
+        """The backend columns of ``table`` (case-insensitive lookup), or None."""
+        if table in self.catalog:
+            return self.catalog[table]
+        lowered = table.lower()
+        for name, cols in self.catalog.items():
+            if name.lower() == lowered:
+                return cols
+        return None
+
+    def visible_schema(self, table: str) -> dict[str, str]:
+        """The columns of ``table`` the role may see, with their types."""
+        cols = self.columns_of(table) or {}
+        tp = self.table_policy(table)
+        if tp is None:
+            return {}
+        visible = tp.visible_columns(cols)
+        return {c: cols[c] for c in visible}

@@ -1,0 +1,100 @@
+"""Rule: qualify every column against the columns the role may see, expanding stars.
+
+The schema given to sqlglot's ``qualify`` holds only *visible* columns, so
+``SELECT *`` and ``t.*`` expand to exactly what the role may see and a hidden
+column cannot be named by any route (alias, subquery, CTE, join condition,
+ORDER BY). When a name does not resolve, the error says whether it is hidden by
+the policy or simply unknown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from paradise.errors import QueryRejected, UndefinedColumn, UnsupportedQueryError
+from paradise.policy.model import ColumnClass
+from paradise.rewrite.check_tables import base_tables
+from paradise.rewrite.context import RewriteContext
+
+__all__ = ["qualify_query", "visible_schema"]
+
+_UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved")
+
+
+def visible_schema(expression: exp.Expr, ctx: RewriteContext) -> MappingSchema:
+    """A sqlglot schema of the tables the query reads, with only visible columns."""
+    mapping: dict[str, dict[str, str]] = {}
+    for _scope, table in base_tables(expression):
+        if ctx.table_policy(table.name) is not None:
+            cols = ctx.visible_schema(table.name)
+            mapping[table.name] = {c: _sqlglot_type(t) for c, t in cols.items()}
+    return MappingSchema(mapping, dialect=ctx.read_dialect or ctx.dialect, normalize=False)
+
+
+def _sqlglot_type(type_name: str) -> str:
+    try:
+        exp.DataType.build(type_name)
+        return type_name
+    except (SqlglotError, ValueError):
+        return "UNKNOWN"
+
+
+def qualify_query(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
+    """Qualify and quote every identifier; expand stars to visible columns only."""
+    schema = visible_schema(expression, ctx)
+    try:
+        return qualify(
+            expression,
+            schema=schema,
+            dialect=ctx.read_dialect or ctx.dialect,
+            expand_stars=True,
+            validate_qualify_columns=True,
+            quote_identifiers=True,
+            identify=True,
+        )
+    except OptimizeError as exc:
+        raise _explain_unresolved(str(exc), expression, ctx) from exc
+    except SqlglotError as exc:
+        raise UnsupportedQueryError(
+            f"cannot resolve the query's names: {str(exc).splitlines()[0]}",
+            hint="qualify ambiguous columns with their table alias",
+        ) from exc
+
+
+def _explain_unresolved(message: str, expression: exp.Expr, ctx: RewriteContext) -> Exception:
+    match = _UNRESOLVED.search(message)
+    name = match.group(1) if match else None
+    if name:
+        for _scope, table in base_tables(expression):
+            tp = ctx.table_policy(table.name)
+            cols = ctx.columns_of(table.name) or {}
+            if tp is None:
+                continue
+            for col in cols:
+                if col.lower() == name.lower() and col not in tp.visible_columns(cols):
+                    cls = tp.class_of(col)
+                    why = f"{cls.value}" if cls is not None else "not classified (hidden by default)"
+                    hint = (
+                        "identifiers are never released; remove the column from the query"
+                        if cls is ColumnClass.IDENTIFIER
+                        else "classify the column in the policy, or remove it from the query"
+                    )
+                    return QueryRejected(
+                        f'column "{table.name}.{col}" is hidden from role "{ctx.role}"',
+                        policy_rule=f"{ctx.role}: tables.{table.name}.columns.{col}: {why}",
+                        hint=hint,
+                    )
+        return UndefinedColumn(
+            f'column "{name}" does not exist or is ambiguous',
+            policy_rule=f"{ctx.role}: visible columns",
+            hint="check the column name, or qualify it with its table alias",
+        )
+    return UnsupportedQueryError(
+        f"cannot resolve the query's names: {message.splitlines()[0]}",
+        hint="qualify columns with their table alias",
+    )

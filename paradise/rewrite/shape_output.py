@@ -1,0 +1,54 @@
+"""Rules on the outermost query: push group counts down, and shuffle released rows.
+
+``add_group_counts`` adds ``COUNT(*)`` to an aggregate query so that verification
+knows how many rows stand behind each released group (the count travels with
+each group and is removed before the answer is returned).
+``shuffle_output`` adds ``ORDER BY RANDOM()`` to a row-level query over a
+permuted (sliced) table without an ORDER BY, so the output order reveals nothing.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from paradise.anonymize.base import helper
+
+__all__ = ["WEIGHT", "add_group_counts", "is_aggregate", "shuffle_output"]
+
+WEIGHT = helper("n")
+
+
+def is_aggregate(expression: exp.Expr) -> bool:
+    """Whether the outermost query is a GROUP BY / aggregate SELECT (one row per group).
+
+    >>> import sqlglot
+    >>> is_aggregate(sqlglot.parse_one("SELECT a, count(*) FROM t GROUP BY a"))
+    True
+    >>> is_aggregate(sqlglot.parse_one("SELECT a FROM t"))
+    False
+    """
+    if not isinstance(expression, exp.Select) or expression.args.get("distinct"):
+        return False
+    if expression.args.get("group"):
+        return True
+    return any(
+        isinstance(node, exp.AggFunc) and node.find_ancestor(exp.Window, exp.Select) is expression
+        for proj in expression.selects
+        for node in proj.find_all(exp.AggFunc)
+    )
+
+
+def add_group_counts(expression: exp.Query) -> exp.Query:
+    """Append ``COUNT(*) AS _paradise_n`` to an aggregate query's projection (in place)."""
+    assert isinstance(expression, exp.Select)
+    expression.select(
+        exp.alias_(exp.Count(this=exp.Star()), WEIGHT, quoted=True), append=True, copy=False
+    )
+    return expression
+
+
+def shuffle_output(expression: exp.Query) -> exp.Query:
+    """Order the released rows randomly unless the query orders them itself."""
+    if expression.args.get("order") is None:
+        expression.set("order", exp.Order(expressions=[exp.Ordered(this=exp.Rand())]))
+    return expression
