@@ -78,8 +78,7 @@ def load_policy_file(file: str | Path) -> RolePolicy:
         return RolePolicy.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        loc = tuple(error["loc"])
-        line = _line_of(node, loc)
+        line, loc = _locate(node, tuple(error["loc"]))
         message = error["msg"].removeprefix("Value error, ")
         raise PolicyError(f"{path}:{line}: {_dotted(loc) or '(top)'}: {message}") from exc
 
@@ -93,34 +92,55 @@ def _dotted(loc: Iterable[Any]) -> str:
 _PYDANTIC_INTERNAL = {"function-after", "function-before", "function-wrap", "function-plain"}
 
 
-def _line_of(node: yaml.Node, loc: tuple[Any, ...]) -> int:
-    """The 1-based line of the deepest YAML node that ``loc`` reaches."""
+def _locate(node: yaml.Node, loc: tuple[Any, ...]) -> tuple[int, tuple[Any, ...]]:
+    """The 1-based line of the deepest YAML node ``loc`` reaches, and the YAML key path.
+
+    A transform step ``{operator: params}`` is entered through its single key even
+    though the validation location omits it.
+    """
     line = node.start_mark.line + 1
+    path: list[Any] = []
     current: yaml.Node | None = node
     for part in loc:
-        if current is None:
-            break
+        if isinstance(part, str) and part in _PYDANTIC_INTERNAL:
+            continue
         if isinstance(current, yaml.MappingNode):
-            nxt = None
-            for key, value in current.value:
-                if str(key.value) == str(part):
-                    nxt = value
+            found = _child(current, part)
+            if found is None and len(current.value) == 1 and part not in ("name", "params"):
+                key, inner = current.value[0]
+                path.append(str(key.value))
+                current = inner
+                found = _child(current, part) if isinstance(current, yaml.MappingNode) else None
+            if found is None:
+                if part in ("name", "params") and len(current.value) == 1:
+                    key, found_value = current.value[0]
+                    path.append(str(key.value))
                     line = key.start_mark.line + 1
-                    break
-            if nxt is None and part in ("name", "params") and len(current.value) == 1:
-                # a transform step {operator: params}: params live under the single key
-                key, nxt = current.value[0]
-                line = key.start_mark.line + 1
-            current = nxt
-        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):
-            if part < len(current.value):
-                current = current.value[part]
-                line = current.start_mark.line + 1
-            else:
+                    current = found_value
+                    continue
+                path.append(part)
                 break
+            key, current = found
+            line = key.start_mark.line + 1
+            path.append(part)
+        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(current.value):
+                path.append(part)
+                break
+            current = current.value[part]
+            line = current.start_mark.line + 1
+            path.append(part)
         else:
+            path.append(part)
             break
-    return line
+    return line, tuple(path)
+
+
+def _child(mapping: yaml.MappingNode, part: Any) -> tuple[yaml.Node, yaml.Node] | None:
+    for key, value in mapping.value:
+        if str(key.value) == str(part):
+            return key, value
+    return None
 
 
 def _find_duplicate_key(node: yaml.Node, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], int] | None:

@@ -23,7 +23,9 @@ from paradise.rewrite.context import RewriteContext
 
 __all__ = ["qualify_query", "visible_schema"]
 
-_UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved")
+_UNRESOLVED = re.compile(
+    r"Column '([^']+)' could not be resolved|Unknown column: ([^\s,.]+)|column '([^']+)'", re.I
+)
 
 
 def visible_schema(expression: exp.Expr, ctx: RewriteContext) -> MappingSchema:
@@ -68,7 +70,7 @@ def qualify_query(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
 
 def _explain_unresolved(message: str, expression: exp.Expr, ctx: RewriteContext) -> Exception:
     match = _UNRESOLVED.search(message)
-    name = match.group(1) if match else None
+    name = next((g for g in match.groups() if g), None) if match else None
     if name:
         for _scope, table in base_tables(expression):
             tp = ctx.table_policy(table.name)

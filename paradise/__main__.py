@@ -1,0 +1,5 @@
+"""``python -m paradise``."""
+
+from paradise.cli import main
+
+main()

@@ -1,0 +1,43 @@
+"""Shared fixtures: an embedded DuckDB with the demo data, the original Adult rows."""
+
+from __future__ import annotations
+
+import pytest
+
+import paradise
+from paradise.backends.duckdb import DuckDBBackend
+from paradise.backends.base import ResultSet
+
+
+class RecordingDuckDB(DuckDBBackend):
+    """A real DuckDB backend that also records every statement it was asked to run."""
+
+    def __init__(self) -> None:
+        super().__init__(":memory:")
+        self.statements: list[str] = []
+
+    def execute(self, sql: str) -> ResultSet:
+        self.statements.append(sql)
+        return super().execute(sql)
+
+
+@pytest.fixture(scope="session")
+def proc() -> paradise.Processor:
+    """A processor on in-memory DuckDB with the bundled policies and Adult loaded."""
+    backend = RecordingDuckDB()
+    processor = paradise.connect(backend)
+    processor.load_demo()
+    return processor
+
+
+@pytest.fixture(scope="session")
+def adult(proc: paradise.Processor):
+    """The stored Adult table as a pandas DataFrame (read directly, not through paradise)."""
+    return proc.backend.connection.sql("SELECT * FROM adult ORDER BY id").df()
+
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=50, deadline=None, derandomize=True)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "dev"))
