@@ -34,9 +34,7 @@ def load_demo_tables(backend: Backend) -> None:
         exp.EQ(this=exp.column("header"), expression=exp.true()),
     )
     select = exp.select(
-        exp.alias_(
-            exp.cast(exp.Window(this=exp.func("row_number")), exp.DataType.Type.INT), "id"
-        ),
+        exp.alias_(exp.cast(exp.Window(this=exp.func("row_number")), exp.DataType.Type.INT), "id"),
         *(exp.alias_(exp.column(h, quoted=True), normalize_name(h), quoted=True) for h in header),
     ).from_(source)
     backend.run(f"CREATE OR REPLACE TABLE adult AS {select.sql('duckdb')}")

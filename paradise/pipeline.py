@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
+from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
 from paradise.backends.base import Backend
 from paradise.errors import ParadiseError, UnsupportedQueryError
 from paradise.params import bind_params
@@ -73,8 +74,13 @@ def prepare(
     *,
     params: Sequence[Any] | None = None,
     plan_cache: dict[tuple[str, str], TablePlan] | None = None,
+    database: RewriteDatabase | None = None,
 ) -> Prepared:
-    """Parse, check, qualify and rewrite ``sql`` for ``ctx``'s role (no database access)."""
+    """Parse, check, qualify and rewrite ``sql`` for ``ctx``'s role.
+
+    The database is touched only by operators that need rewrite-time aggregates
+    (``database``; see :class:`paradise.anonymize.base.RewriteDatabase`).
+    """
     clock = _Clock()
     read = ctx.read_dialect or ctx.dialect
     expression: exp.Query = parse_query(sql, read)
@@ -113,7 +119,9 @@ def prepare(
         if plan is None:
             tp = ctx.table_policy(table.name)
             assert tp is not None  # check_tables guarantees it
-            plan = plan_table(table.name, tp, ctx.columns_of(table.name) or {}, ctx.dialect)
+            plan = plan_table(
+                table.name, tp, ctx.columns_of(table.name) or {}, ctx.dialect, database=database
+            )
             if plan_cache is not None:
                 plan_cache[cache_key] = plan
         plans[key] = plan
@@ -143,7 +151,9 @@ def run(
     plan_cache: dict[tuple[str, str], TablePlan] | None = None,
 ) -> Result:
     """Prepare, execute, verify and annotate one query."""
-    prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache)
+    prepared = prepare(
+        sql, ctx, params=params, plan_cache=plan_cache, database=BackendAccess(backend)
+    )
     clock = _Clock()
     result_set = backend.execute(prepared.sql)
     clock.lap("execute")
@@ -169,14 +179,72 @@ def run(
     return Result(prepared.columns, tuple(types), verification.table, annotations)
 
 
-def explain(sql: str, ctx: RewriteContext, *, params: Sequence[Any] | None = None) -> ExplainResult:
-    """What :func:`run` would execute, without touching the data."""
-    prepared = prepare(sql, ctx, params=params)
+def explain(
+    sql: str,
+    ctx: RewriteContext,
+    *,
+    params: Sequence[Any] | None = None,
+    backend: Backend | None = None,
+) -> ExplainResult:
+    """What :func:`run` would execute, without running it.
+
+    With ``backend``, operators that need rewrite-time aggregates (PCA loadings,
+    MDAV groups, suppression counts) may query it; without, they raise or omit them.
+    """
+    database = BackendAccess(backend) if backend is not None else None
+    prepared = prepare(sql, ctx, params=params, database=database)
     return ExplainResult(
         sql=prepared.sql,
         plan=prepared.steps,
         tables=_table_annotations(prepared.plans),
     )
+
+
+class BackendAccess:
+    """Rewrite-time database access for operators (:class:`RewriteDatabase`) over a backend.
+
+    ``aggregate`` refuses results over ``AGGREGATE_ROW_LIMIT`` rows, so rows of a
+    table cannot leave the database this way; ``execute`` only writes tables
+    whose names start with ``_paradise_``.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.dialect = backend.dialect
+        self._rendered: tuple[exp.Query, str] | None = None  # iterative operators repeat a query
+
+    def aggregate(self, query: exp.Query) -> list[tuple[Any, ...]]:
+        if self._rendered is not None and self._rendered[0] is query:
+            sql = self._rendered[1]
+        else:
+            limited = (
+                exp.select(exp.Star())
+                .from_(query.subquery("_paradise_agg"))
+                .limit(AGGREGATE_ROW_LIMIT + 1)
+            )
+            sql = limited.sql(dialect=self.dialect)
+            self._rendered = (query, sql)
+        rows = self.backend.execute(sql).rows
+        if len(rows) > AGGREGATE_ROW_LIMIT:
+            raise UnsupportedQueryError(
+                f"an operator's rewrite-time query returned more than {AGGREGATE_ROW_LIMIT} rows",
+                hint="this is a bug in the operator; report it",
+            )
+        return rows
+
+    def execute(self, statement: exp.Expr) -> None:
+        targets: list[Any] = []
+        if isinstance(statement, exp.Drop):
+            targets = list(statement.args.get("tables") or [statement.this])
+        elif isinstance(statement, exp.Create | exp.Update | exp.Insert | exp.Delete):
+            targets = [statement.this]
+        names = [t.find(exp.Table) if not isinstance(t, exp.Table) else t for t in targets]
+        if not names or any(n is None or not n.name.startswith(HELPER_PREFIX) for n in names):
+            raise UnsupportedQueryError(
+                "an operator tried to write a table that is not a paradise scratch table",
+                hint="this is a bug in the operator; report it",
+            )
+        self.backend.run(statement.sql(dialect=self.dialect))
 
 
 def _table_annotations(plans: dict[str, TablePlan]) -> tuple[TableAnnotation, ...]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from paradise.anonymize.base import OperatorContext, column
+from paradise.anonymize.base import OperatorContext, RewriteDatabase, column
 from paradise.anonymize.registry import operator
 from paradise.policy.model import ColumnClass, OnViolation, TablePolicy
 
@@ -67,9 +67,20 @@ class TablePlan:
 
 
 def plan_table(
-    table: str, policy: TablePolicy, catalog_columns: Mapping[str, str], dialect: str
+    table: str,
+    policy: TablePolicy,
+    catalog_columns: Mapping[str, str],
+    dialect: str,
+    *,
+    database: RewriteDatabase | None = None,
 ) -> TablePlan:
-    """Build the anonymized relation and metadata for ``table``."""
+    """Build the anonymized relation and metadata for ``table``.
+
+    ``database`` lets operators run small aggregate queries (and scratch-table
+    statements) while they build their SQL; operators that need it fail with a
+    clear error without it. Steps whose operator defines ``report`` get a
+    ``"report"`` entry (e.g. counts) next to their parameters.
+    """
     visible = policy.visible_columns(catalog_columns)
     hidden = tuple(c for c in catalog_columns if c not in visible)
     classes = {c: policy.class_of(c).value for c in visible}  # type: ignore[union-attr]
@@ -80,6 +91,7 @@ def plan_table(
         classes=classes,
         types={c: catalog_columns[c] for c in visible},
         k=policy.privacy.k,
+        database=database,
     )
     relation: exp.Select = exp.select(*(column(c) for c in visible)).from_(
         exp.Table(this=exp.to_identifier(table, quoted=True))
@@ -89,8 +101,18 @@ def plan_table(
     shuffle = False
     for step in policy.transform:
         op = operator(step.name)
+        before = relation
         relation = op.apply(relation, step.params, ctx)
-        steps.append({"operator": step.name, "params": op.describe(step.params, ctx)})
+        annotation: dict[str, Any] = {
+            "operator": step.name,
+            "params": op.describe(step.params, ctx),
+        }
+        report = getattr(op, "report", None)
+        if report is not None and database is not None:
+            counted = report(before, step.params, ctx)
+            if counted is not None:
+                annotation["report"] = counted
+        steps.append(annotation)
         linkable = op.linkable_units(step.params, ctx)
         if linkable is not None:
             units = linkable

@@ -102,13 +102,27 @@ class Processor:
         self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
     ) -> Result:
         """Run ``sql`` under ``role``: rewritten, executed in the database, verified, annotated."""
-        return pipeline.run(sql, self.context(role), self.backend, params=params, plan_cache=self._plans)
+        return pipeline.run(
+            sql, self.context(role), self.backend, params=params, plan_cache=self._plans
+        )
 
     def explain(
         self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
     ) -> ExplainResult:
         """The generated SQL and plan for ``sql`` under ``role``, without running it."""
-        return pipeline.explain(sql, self.context(role), params=params)
+        return pipeline.explain(sql, self.context(role), params=params, backend=self.backend)
+
+    # --- static anonymization (issue 3) ---------------------------------------------------
+    def anonymize(
+        self, table: str, into: str, role: str | None = None, replace: bool = False
+    ) -> Any:
+        """Materialize ``table`` anonymized for ``role`` as ``into`` inside the database.
+
+        See :func:`paradise.anonymize_table.anonymize_table`; returns its ``AnonymizeReport``.
+        """
+        from paradise.anonymize_table import anonymize_table
+
+        return anonymize_table(self, table, into, self.policy(role).role, replace=replace)
 
     # --- DB-API ---------------------------------------------------------------------------
     def cursor(self, role: str | None = None) -> Any:

@@ -51,7 +51,9 @@ def test_rejected_query_is_one_line_and_exit_1(tmp_path: Path) -> None:
 
 def test_explain(tmp_path: Path) -> None:
     db = _db(tmp_path)
-    result = CliRunner().invoke(cli, ["explain", "--db", db, "-r", "analyst", "SELECT age FROM adult"])
+    result = CliRunner().invoke(
+        cli, ["explain", "--db", db, "-r", "analyst", "SELECT age FROM adult"]
+    )
     assert result.exit_code == 0
     assert "NTILE(100)" in result.output and "replace_tables" in result.output
 

@@ -71,10 +71,14 @@ def test_auditor_allows_coarse_answer(proc: paradise.Processor) -> None:
 
 def test_parameters_are_bound_as_literals(proc: paradise.Processor) -> None:
     result = proc.query(
-        "SELECT count(*) AS n FROM adult WHERE sex = ? AND age > ?", role="analyst", params=["Male", 80]
+        "SELECT count(*) AS n FROM adult WHERE sex = ? AND age > ?",
+        role="analyst",
+        params=["Male", 80],
     )
     assert result.rows[0][0] > 0
-    explained = proc.explain("SELECT age FROM adult WHERE sex = ?", role="analyst", params=["x' OR 1=1 --"])
+    explained = proc.explain(
+        "SELECT age FROM adult WHERE sex = ?", role="analyst", params=["x' OR 1=1 --"]
+    )
     assert "'x'' OR 1=1 --'" in explained.sql
 
 
@@ -83,7 +87,15 @@ def test_annotations_are_complete(proc: paradise.Processor) -> None:
     ann = result.annotations
     assert ann.role == "analyst"
     assert ann.sql.startswith("WITH")
-    assert set(ann.timings_ms) >= {"parse", "check", "qualify", "rewrite", "generate", "execute", "verify"}
+    assert set(ann.timings_ms) >= {
+        "parse",
+        "check",
+        "qualify",
+        "rewrite",
+        "generate",
+        "execute",
+        "verify",
+    }
     assert ann.tables[0].hidden_columns == ("id",)
     assert {u.columns for u in ann.units} == {("race",), ("sex",)}
     assert ann.to_dict()["tables"][0]["operators"][0]["operator"] == "slicing"

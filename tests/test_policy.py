@@ -21,14 +21,38 @@ def test_shipped_policies_load() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("role: r\ntables:\n  t:\n    columns:\n      a: secret\n", ":5: tables.t.columns.a.class: Input should be"),
-        ("role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    privacy:\n      k: 0\n", ":6: tables.t.privacy.k: Input should be greater than or equal to 1"),
-        ("role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    transform:\n      - shuffle_all: {}\n", ":6: tables.t.transform.0: unknown operator 'shuffle_all'"),
-        ("role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    transform:\n      - slicing:\n          groups: [[a]]\n          buckets: -1\n", ":8: tables.t.transform.0.slicing.buckets"),
-        ("role: r\ntables:\n  t:\n    columns: {a: identifier, b: sensitive}\n    transform:\n      - slicing: {groups: [[a], [b]]}\n", "identifier column 'a'"),
-        ("role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    privacy: {k: 2, on_violation: report}\n", "needs a transform"),
-        ("role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    colums: {}\n", ":5: tables.t.colums: Extra inputs are not permitted"),
-        ("role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n  t:\n    columns: {}\n", ":5: tables.t: duplicate key"),
+        (
+            "role: r\ntables:\n  t:\n    columns:\n      a: secret\n",
+            ":5: tables.t.columns.a.class: Input should be",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    privacy:\n      k: 0\n",
+            ":6: tables.t.privacy.k: Input should be greater than or equal to 1",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    transform:\n      - shuffle_all: {}\n",
+            ":6: tables.t.transform.0: unknown operator 'shuffle_all'",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    transform:\n      - slicing:\n          groups: [[a]]\n          buckets: -1\n",
+            ":8: tables.t.transform.0.slicing.buckets",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: identifier, b: sensitive}\n    transform:\n      - slicing: {groups: [[a], [b]]}\n",
+            "identifier column 'a'",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    privacy: {k: 2, on_violation: report}\n",
+            "needs a transform",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n    colums: {}\n",
+            ":5: tables.t.colums: Extra inputs are not permitted",
+        ),
+        (
+            "role: r\ntables:\n  t:\n    columns: {a: quasi_identifier}\n  t:\n    columns: {}\n",
+            ":5: tables.t: duplicate key",
+        ),
         ("role: r\ntables: [\n", "invalid YAML"),
         ("- just a list\n", ":1: a policy file must be a mapping"),
     ],

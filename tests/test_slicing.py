@@ -35,12 +35,24 @@ def _traced_slicing(buckets: int, strategy: str, *, bucket_by: str | None = None
 
 @pytest.mark.parametrize(
     ("strategy", "buckets"),
-    [("window", 1), ("window", 7), ("window", 100), ("window", 500), ("per_bucket", 1), ("per_bucket", 25)],
+    [
+        ("window", 1),
+        ("window", 7),
+        ("window", 100),
+        ("window", 500),
+        ("per_bucket", 1),
+        ("per_bucket", 25),
+    ],
 )
 def test_slicing_properties(proc: paradise.Processor, adult, strategy: str, buckets: int) -> None:
     query, columns = _traced_slicing(buckets, strategy)
     if strategy == "window":
-        query = query.select(column(helper("bucket"), helper("g0")), append=True)
+        query = query.select(
+            exp.Mod(
+                this=column(helper("key"), helper("g0")), expression=exp.Literal.number(buckets)
+            ).as_(helper("bucket")),
+            append=True,
+        )
     out = proc.backend.connection.sql(query.sql("duckdb")).df()
     original = adult.set_index("id")
     # same row count; every original row appears exactly once in every group
@@ -72,7 +84,7 @@ def test_slicing_by_attribute(proc: paradise.Processor, adult) -> None:
 
 def test_sql_size_does_not_grow_with_buckets(proc: paradise.Processor) -> None:
     sizes = {n: len(_traced_slicing(n, "window")[0].sql("duckdb")) for n in (1, 10, 500)}
-    assert max(sizes.values()) - min(sizes.values()) <= 2  # only the digits of n differ
+    assert max(sizes.values()) - min(sizes.values()) <= 16  # only the digits of n differ
     per_bucket = {n: len(_traced_slicing(n, "per_bucket")[0].sql("duckdb")) for n in (1, 10)}
     assert per_bucket[10] > 5 * per_bucket[1]
 

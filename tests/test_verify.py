@@ -23,7 +23,10 @@ def test_l_diversity() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from([1, 2, None])), max_size=60), st.integers(1, 5))
+@given(
+    st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from([1, 2, None])), max_size=60),
+    st.integers(1, 5),
+)
 def test_classes_match_a_naive_count(rows, k) -> None:
     table = pa.table({"x": [r[0] for r in rows], "y": [r[1] for r in rows]})
     report = check_unit(table, [0, 1], weights=None, k=k, l=None, sensitive=[])

@@ -3,6 +3,16 @@
 An operator turns a *relation* (an ``exp.Select`` whose projection is exactly the
 table's visible columns, by name) into another relation with the same columns,
 computed by the database. Operators never see rows.
+
+Some operators need a few numbers from the data while they build their SQL (the
+first principal component's loadings, MDAV's group assignment, counts to report).
+For those, :attr:`OperatorContext.database` (a :class:`RewriteDatabase`, ``None``
+when no backend is at hand) runs *their own generated* statements at rewrite time:
+``aggregate`` returns a small result (at most :data:`AGGREGATE_ROW_LIMIT` rows),
+``execute`` runs DDL/DML on paradise-owned scratch tables (names start with
+``_paradise_``). An operator may also define ``report(relation, params, ctx) ->
+dict | None``: numbers that :func:`paradise.plan.plan_table` adds to the step's
+annotation (e.g. how many values local suppression removed).
 """
 
 from __future__ import annotations
@@ -15,7 +25,10 @@ from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
 
 __all__ = [
+    "AGGREGATE_ROW_LIMIT",
     "HELPER_PREFIX",
+    "RewriteDatabase",
+    "require_database",
     "Operator",
     "OperatorContext",
     "OperatorParams",
@@ -25,6 +38,22 @@ __all__ = [
 ]
 
 HELPER_PREFIX = "_paradise_"
+AGGREGATE_ROW_LIMIT = 10_000
+"""Most rows :meth:`RewriteDatabase.aggregate` returns (larger results are refused)."""
+
+
+class RewriteDatabase(Protocol):
+    """What an operator may ask of the database while it builds its SQL."""
+
+    dialect: str
+
+    def aggregate(self, query: exp.Query) -> list[tuple[Any, ...]]:
+        """Run a small (aggregate) query; refuse results over ``AGGREGATE_ROW_LIMIT`` rows."""
+        ...
+
+    def execute(self, statement: exp.Expr) -> None:
+        """Run DDL/DML whose target is a paradise-owned scratch table (``_paradise_*``)."""
+        ...
 
 
 class OperatorParams(BaseModel):
@@ -50,6 +79,8 @@ class OperatorContext:
         classes: column -> class name (``quasi_identifier``, ``sensitive``, ...).
         types: column -> SQL type as the backend reports it.
         k: the privacy model's k.
+        database: rewrite-time access for operators that need aggregates or
+            scratch tables (None: no backend, e.g. a plan built offline).
     """
 
     table: str
@@ -58,6 +89,19 @@ class OperatorContext:
     classes: Mapping[str, str] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)
     k: int = 1
+    database: RewriteDatabase | None = field(default=None, compare=False, repr=False)
+
+
+def require_database(ctx: OperatorContext, operator: str, why: str) -> RewriteDatabase:
+    """``ctx.database`` or a clear :class:`~paradise.errors.UnsupportedQueryError`."""
+    if ctx.database is None:
+        from paradise.errors import UnsupportedQueryError
+
+        raise UnsupportedQueryError(
+            f"{operator} needs the database while the query is rewritten ({why})",
+            hint="run it through a Processor connected to a backend",
+        )
+    return ctx.database
 
 
 class Operator(Protocol):
@@ -92,7 +136,10 @@ def column(name: str, table: str | None = None) -> exp.Column:
     >>> column("native-country", "g0").sql("duckdb")
     '"g0"."native-country"'
     """
-    return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(table, quoted=True) if table else None)
+    return exp.column(
+        exp.to_identifier(name, quoted=True),
+        table=exp.to_identifier(table, quoted=True) if table else None,
+    )
 
 
 def helper(name: str) -> str:
@@ -110,5 +157,9 @@ def select_columns(columns: tuple[str, ...], source: exp.Expr, alias: str) -> ex
     >>> select_columns(("a", "b"), exp.table_("t"), "s").sql("duckdb")
     'SELECT "s"."a", "s"."b" FROM t AS "s"'
     """
-    src = source.subquery(exp.to_identifier(alias, quoted=True)) if isinstance(source, exp.Query) else exp.alias_(source, exp.to_identifier(alias, quoted=True), table=True)
+    src = (
+        source.subquery(exp.to_identifier(alias, quoted=True))
+        if isinstance(source, exp.Query)
+        else exp.alias_(source, exp.to_identifier(alias, quoted=True), table=True)
+    )
     return exp.select(*(column(c, alias) for c in columns)).from_(src)

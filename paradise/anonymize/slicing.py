@@ -41,6 +41,7 @@ from pydantic import Field, model_validator
 from sqlglot import exp
 
 from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
+from paradise.anonymize.dialects import random_order, with_shared_cte
 
 __all__ = ["Slicing", "SlicingParams"]
 
@@ -109,6 +110,8 @@ class Slicing:
         groups = self.linkable_units(params, ctx)
         if params.strategy == "per_bucket":
             return _per_bucket(relation, groups, params, ctx)
+        if params.bucket_by is None and not params.order_by:
+            return _window_round_robin(relation, groups, params, ctx)
         return _window(relation, groups, params, ctx)
 
     def describe(self, params: SlicingParams, ctx: OperatorContext) -> dict[str, Any]:
@@ -161,7 +164,7 @@ def _window(
         )
     else:
         order = [exp.Ordered(this=column(c)) for c in params.order_by] + [
-            exp.Ordered(this=column(keys[0]))
+            random_order(column(keys[0]), ctx.dialect)
         ]
         bucket_expr = exp.Window(
             this=exp.func("NTILE", exp.Literal.number(params.bucket_count)),
@@ -178,7 +181,7 @@ def _window(
             exp.Window(
                 this=exp.func("ROW_NUMBER"),
                 partition_by=[column(bucket)],
-                order=exp.Order(expressions=[exp.Ordered(this=column(key))]),
+                order=exp.Order(expressions=[random_order(column(key), ctx.dialect)]),
             ),
             helper(f"o{j}"),
             quoted=True,
@@ -204,8 +207,90 @@ def _window(
             on=on,
             join_type="INNER",
         )
-    materialized = True if ctx.dialect in ("duckdb", "postgres") and len(groups) > 1 else None
-    return query.with_(exp.to_identifier(ords, quoted=True), as_=permuted, materialized=materialized)
+    if len(groups) > 1:  # several references to one random permutation: evaluate it once
+        return with_shared_cte(query, ords, permuted, ctx.dialect)
+    return query.with_(exp.to_identifier(ords, quoted=True), as_=permuted)
+
+
+def _window_round_robin(
+    relation: exp.Select,
+    groups: tuple[tuple[str, ...], ...],
+    params: SlicingParams,
+    ctx: OperatorContext,
+) -> exp.Select:
+    """Buckets by random rank, with one sort fewer and single-integer join keys.
+
+    Rows get a random rank ``p`` (``ROW_NUMBER() OVER (ORDER BY key_0)``, 0-based);
+    bucket ``b = p % n`` deals the randomly ordered rows round-robin into ``n``
+    buckets whose sizes differ by at most one, and ``p`` itself is group 0's join
+    key (its ordinal in the bucket is ``p // n``, already a random order). Every
+    other group ``j`` is permuted inside its bucket by
+    ``ROW_NUMBER() OVER (PARTITION BY b ORDER BY key_j)`` and keyed
+    ``(ordinal - 1) * n + b``, which equals group 0's ``p`` exactly for the same
+    (bucket, ordinal). So ``m`` groups cost ``m`` sorts and ``m - 1`` equi-joins
+    on one integer.
+    """
+    n = params.bucket_count
+    source, ranked, shared = helper("src"), helper("ranked"), helper("keyed")
+    bucket, key = helper("bucket"), helper("key")
+    keys = [helper(f"r{j}") for j in range(len(groups))]
+    with_keys = exp.select(
+        *(column(c, source) for c in ctx.columns),
+        *(exp.alias_(_rand(), k, quoted=True) for k in keys),
+    ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
+    rank = exp.Sub(
+        this=exp.Window(
+            this=exp.func("ROW_NUMBER"),
+            order=exp.Order(expressions=[random_order(column(keys[0]), ctx.dialect)]),
+        ),
+        expression=exp.Literal.number(1),
+    )
+    with_rank = exp.select(
+        *(column(c) for c in ctx.columns),
+        *(column(k) for k in keys[1:]),
+        exp.alias_(rank, key, quoted=True),
+    ).from_(with_keys.subquery(exp.to_identifier(helper("keys"), quoted=True)))
+    keyed = exp.select(
+        *(column(c) for c in ctx.columns),
+        *(column(k) for k in keys[1:]),
+        column(key),
+        exp.alias_(exp.Mod(this=column(key), expression=exp.Literal.number(n)), bucket, quoted=True),
+    ).from_(with_rank.subquery(exp.to_identifier(ranked, quoted=True)))
+
+    def part(j: int) -> exp.Subquery:
+        if j == 0:
+            key_expr: exp.Expr = column(key)
+        else:
+            ordinal = exp.Window(
+                this=exp.func("ROW_NUMBER"),
+                partition_by=[column(bucket)],
+                order=exp.Order(expressions=[random_order(column(keys[j]), ctx.dialect)]),
+            )
+            key_expr = exp.Add(
+                this=exp.Mul(
+                    this=exp.Paren(this=exp.Sub(this=ordinal, expression=exp.Literal.number(1))),
+                    expression=exp.Literal.number(n),
+                ),
+                expression=column(bucket),
+            )
+        select = exp.select(
+            *(column(c) for c in groups[j]), exp.alias_(key_expr, key, quoted=True)
+        ).from_(exp.Table(this=exp.to_identifier(shared, quoted=True)))
+        return select.subquery(exp.to_identifier(helper(f"g{j}"), quoted=True))
+
+    owner = {c: j for j, g in enumerate(groups) for c in g}
+    query = exp.select(
+        *(exp.alias_(column(c, helper(f"g{owner[c]}")), c, quoted=True) for c in ctx.columns)
+    ).from_(part(0))
+    for j in range(1, len(groups)):
+        query = query.join(
+            part(j),
+            on=exp.EQ(this=column(key, helper("g0")), expression=column(key, helper(f"g{j}"))),
+            join_type="INNER",
+        )
+    if len(groups) > 1:  # several references to one random permutation: evaluate it once
+        return with_shared_cte(query, shared, keyed, ctx.dialect)
+    return query.with_(exp.to_identifier(shared, quoted=True), as_=keyed)
 
 
 def _per_bucket(
@@ -222,7 +307,9 @@ def _per_bucket(
     with_key = exp.select(
         *(column(c, src) for c in ctx.columns), exp.alias_(_rand(), rkey, quoted=True)
     ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
-    order = [exp.Ordered(this=column(c)) for c in params.order_by] + [exp.Ordered(this=column(rkey))]
+    order = [exp.Ordered(this=column(c)) for c in params.order_by] + [
+        random_order(column(rkey), ctx.dialect)
+    ]
     keyed_query = exp.select(
         *(column(c) for c in ctx.columns),
         exp.alias_(
@@ -246,7 +333,7 @@ def _per_bucket(
             ordered = exp.select(
                 *(column(c) for c in group),
                 exp.alias_(
-                    exp.Window(this=exp.func("ROW_NUMBER"), order=exp.Order(expressions=[exp.Ordered(this=column(rnd))])),
+                    exp.Window(this=exp.func("ROW_NUMBER"), order=exp.Order(expressions=[random_order(column(rnd), ctx.dialect)])),
                     helper("ord"),
                     quoted=True,
                 ),
@@ -271,4 +358,5 @@ def _per_bucket(
     wrapped = exp.select(*(column(c, helper("u")) for c in ctx.columns)).from_(
         union.subquery(exp.to_identifier(helper("u"), quoted=True))
     )
-    return wrapped.with_(exp.to_identifier(keyed, quoted=True), as_=keyed_query)
+    # every branch reads the bucket assignment: it must be drawn once
+    return with_shared_cte(wrapped, keyed, keyed_query, ctx.dialect)

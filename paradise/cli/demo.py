@@ -44,7 +44,13 @@ TOUR: tuple[tuple[str, str, str], ...] = (
 
 
 @click.command()
-@click.option("--db", "target", default=":memory:", show_default=True, help="DuckDB file to load the demo data into.")
+@click.option(
+    "--db",
+    "target",
+    default=":memory:",
+    show_default=True,
+    help="DuckDB file to load the demo data into.",
+)
 def demo(target: str) -> None:
     """Load the bundled Adult data into DuckDB and run a short tour of the example roles."""
     with connect(target) as proc:
@@ -67,6 +73,6 @@ def demo(target: str) -> None:
             print_annotations(out_console, result)
         out_console.print(Rule())
         out_console.print(
-            "Next: paradise query --role analyst \"SELECT ...\" --db FILE, "
+            'Next: paradise query --role analyst "SELECT ..." --db FILE, '
             "paradise explain ..., paradise policy validate policies/"
         )

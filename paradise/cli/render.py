@@ -29,7 +29,12 @@ def to_json_value(value: Any) -> Any:
 
 
 def print_result(
-    console: Console, result: Result, *, fmt: str = "table", max_rows: int | None = 20, title: str | None = None
+    console: Console,
+    result: Result,
+    *,
+    fmt: str = "table",
+    max_rows: int | None = 20,
+    title: str | None = None,
 ) -> None:
     """Print the rows as a rich table (first ``max_rows``), CSV or JSON."""
     if fmt == "csv":

@@ -75,7 +75,7 @@ def load_policy_file(file: str | Path) -> RolePolicy:
         loc, line = duplicate
         raise PolicyError(f"{path}:{line}: {_dotted(loc)}: duplicate key")
     try:
-        return RolePolicy.model_validate(data)
+        return RolePolicy.model_validate(data, context={"policy_dir": path.parent})
     except ValidationError as exc:
         error = exc.errors()[0]
         line, loc = _locate(node, tuple(error["loc"]))
@@ -143,7 +143,9 @@ def _child(mapping: yaml.MappingNode, part: Any) -> tuple[yaml.Node, yaml.Node] 
     return None
 
 
-def _find_duplicate_key(node: yaml.Node, loc: tuple[Any, ...]) -> tuple[tuple[Any, ...], int] | None:
+def _find_duplicate_key(
+    node: yaml.Node, loc: tuple[Any, ...]
+) -> tuple[tuple[Any, ...], int] | None:
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key, value in node.value:

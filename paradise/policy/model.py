@@ -25,7 +25,14 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from paradise.anonymize.registry import OPERATORS, OperatorParams
 
@@ -87,7 +94,9 @@ class PrivacyModel(_Frozen):
     """The privacy model a released answer must meet."""
 
     k: int = Field(default=1, ge=1, description="smallest equivalence class on quasi-identifiers")
-    l: int | None = Field(default=None, ge=1, description="distinct l-diversity of sensitive columns")  # noqa: E741
+    l: int | None = Field(
+        default=None, ge=1, description="distinct l-diversity of sensitive columns"
+    )  # noqa: E741
     on_violation: OnViolation = OnViolation.SUPPRESS
 
 
@@ -99,7 +108,7 @@ class Step(_Frozen):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_mapping(cls, value: Any) -> Any:
+    def _from_mapping(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, Mapping) and set(value) != {"name", "params"}:
             if len(value) != 1:
                 raise ValueError(
@@ -112,7 +121,10 @@ class Step(_Frozen):
                     f"unknown operator {name!r}; known operators: {', '.join(sorted(OPERATORS))}"
                 )
             model = OPERATORS[name].Params
-            return {"name": name, "params": model.model_validate(params or {})}
+            # the validation context (e.g. the policy file's directory, for an
+            # operator's mapping files) reaches the operator's parameters
+            validated = model.model_validate(params or {}, context=info.context)
+            return {"name": name, "params": validated}
         return value
 
 

@@ -112,7 +112,11 @@ class Annotations:
         if self.k_required is not None:
             lines.append(
                 f"k required {self.k_required}, achieved {self.k_achieved}"
-                + (f"; l required {self.l_required}, achieved {self.l_achieved}" if self.l_required else "")
+                + (
+                    f"; l required {self.l_required}, achieved {self.l_achieved}"
+                    if self.l_required
+                    else ""
+                )
             )
         else:
             lines.append("no quasi-identifiers in the result")

@@ -57,4 +57,6 @@ def class_diversity(ids: np.ndarray, sensitive: np.ndarray) -> np.ndarray:
     if ids.size == 0:
         return np.zeros(0, dtype=np.int64)
     combined = np.unique(ids * (int(sensitive.max(initial=0)) + 1) + sensitive)
-    return np.bincount(combined // (int(sensitive.max(initial=0)) + 1), minlength=int(ids.max()) + 1)
+    return np.bincount(
+        combined // (int(sensitive.max(initial=0)) + 1), minlength=int(ids.max()) + 1
+    )

@@ -182,14 +182,34 @@ def verify_result(
                 table, cols, weights=weights, k=k, l=l_req, sensitive=sensitive, skip_all_null=True
             )
             reports.append(
-                UnitReport(names, tables, k, l_req, after.k_achieved, after.l_achieved,
-                           after.classes, n_bad, "suppress", unit_suppressed)
+                UnitReport(
+                    names,
+                    tables,
+                    k,
+                    l_req,
+                    after.k_achieved,
+                    after.l_achieved,
+                    after.classes,
+                    n_bad,
+                    "suppress",
+                    unit_suppressed,
+                )
             )
             suppressed_values += unit_suppressed
         else:
             reports.append(
-                UnitReport(names, tables, k, l_req, check.k_achieved, check.l_achieved,
-                           check.classes, n_bad, action.value if n_bad else "none", 0)
+                UnitReport(
+                    names,
+                    tables,
+                    k,
+                    l_req,
+                    check.k_achieved,
+                    check.l_achieved,
+                    check.classes,
+                    n_bad,
+                    action.value if n_bad else "none",
+                    0,
+                )
             )
     return Verification(
         table=table,

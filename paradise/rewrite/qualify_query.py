@@ -80,7 +80,9 @@ def _explain_unresolved(message: str, expression: exp.Expr, ctx: RewriteContext)
             for col in cols:
                 if col.lower() == name.lower() and col not in tp.visible_columns(cols):
                     cls = tp.class_of(col)
-                    why = f"{cls.value}" if cls is not None else "not classified (hidden by default)"
+                    why = (
+                        f"{cls.value}" if cls is not None else "not classified (hidden by default)"
+                    )
                     hint = (
                         "identifiers are never released; remove the column from the query"
                         if cls is ColumnClass.IDENTIFIER

@@ -1,0 +1,144 @@
+"""Per-dialect differences the operators' generated SQL must respect: small tables, few helpers.
+
+Every operator builds its SQL as sqlglot expressions and renders it per dialect;
+sqlglot already translates most spellings (``RANDOM()`` vs ``RAND()``, quoting,
+casts, ``||`` vs ``CONCAT``). What it cannot know is how each *engine* evaluates
+a statement. Those facts live here, one row per dialect:
+
+``shared_cte``
+    How a CTE that is referenced several times and contains ``RANDOM()`` is
+    evaluated exactly once. PostgreSQL materializes such a CTE on its own
+    (volatile, or referenced more than once); DuckDB needs ``AS MATERIALIZED``;
+    MariaDB re-evaluates a plain CTE (and a derived table) *per reference*, so
+    a self-join of a permuted CTE would join two different permutations. A
+    recursive CTE, however, is computed once into a work table that every
+    reference reads, so for MySQL/MariaDB the CTE is written as
+    ``WITH RECURSIVE c AS (<body> UNION ALL SELECT * FROM c WHERE 1 = 0)``.
+    MySQL 8 shares materialized CTEs anyway, so the form is correct there too.
+``nulls_first``
+    Where ascending order puts NULLs without a ``NULLS FIRST/LAST`` clause. A
+    sort key that is never NULL (a random key) is ordered with the dialect's
+    own placement, so sqlglot emits no ``CASE WHEN x IS NULL`` wrapper (MySQL
+    has no ``NULLS LAST``; the wrapper would add one sort key per window).
+``comment``
+    Whether ``COMMENT ON TABLE`` (or MySQL's ``ALTER TABLE ... COMMENT``) exists.
+
+A dialect without a row raises :class:`~paradise.errors.UnsupportedQueryError`
+instead of falling through to SQL that may run with other semantics.
+
+Example:
+    >>> from sqlglot import exp
+    >>> body = exp.select(exp.alias_(exp.Rand(), "r")).from_("t")
+    >>> query = exp.select("a.r").from_("c AS a").join("c AS b", on="a.r = b.r")
+    >>> with_shared_cte(query, "c", body, "mysql").sql("mysql")
+    'WITH RECURSIVE `c` AS (SELECT RAND() AS r FROM t UNION ALL SELECT * FROM `c` WHERE 1 = 0) SELECT a.r FROM c AS a JOIN c AS b ON a.r = b.r'
+    >>> with_shared_cte(query, "c", body, "duckdb").sql("duckdb")
+    'WITH "c" AS MATERIALIZED (SELECT RANDOM() AS r FROM t) SELECT a.r FROM c AS a JOIN c AS b ON a.r = b.r'
+    >>> exp.select("x").from_("t").order_by(random_order(exp.column("k"), "mysql")).sql("mysql")
+    'SELECT x FROM t ORDER BY k'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlglot import exp
+
+from paradise.errors import UnsupportedQueryError
+
+__all__ = [
+    "DIALECTS",
+    "DialectTraits",
+    "floor_div",
+    "random_key",
+    "random_order",
+    "traits",
+    "with_shared_cte",
+]
+
+
+@dataclass(frozen=True)
+class DialectTraits:
+    """What generated SQL must know about one engine (see the module docstring)."""
+
+    name: str
+    shared_cte: Literal["materialized", "automatic", "recursive"]
+    nulls_first: bool
+    comment: Literal["comment_on", "alter_table", "none"]
+    max_identifier_length: int
+
+
+DIALECTS: dict[str, DialectTraits] = {
+    "duckdb": DialectTraits("duckdb", "materialized", False, "comment_on", 255),
+    # PostgreSQL materializes a CTE with volatile functions by itself; MATERIALIZED
+    # (PostgreSQL >= 12) states it explicitly and also covers CTEs referenced once.
+    "postgres": DialectTraits("postgres", "materialized", False, "comment_on", 63),
+    "mysql": DialectTraits("mysql", "recursive", True, "alter_table", 64),
+}
+
+
+def traits(dialect: str) -> DialectTraits:
+    """The row of ``dialect``; unknown dialects are refused, not guessed.
+
+    >>> traits("postgres").shared_cte
+    'materialized'
+    >>> traits("oracle")
+    Traceback (most recent call last):
+    ...
+    paradise.errors.UnsupportedQueryError: unsupported query: no SQL generation rules for dialect 'oracle'. Hint: use duckdb, postgres or mysql.
+    """
+    row = DIALECTS.get(dialect)
+    if row is None:
+        raise UnsupportedQueryError(
+            f"no SQL generation rules for dialect {dialect!r}",
+            hint="use duckdb, postgres or mysql",
+        )
+    return row
+
+
+def random_key() -> exp.Expr:
+    """A uniform random number in [0, 1) per row (``RANDOM()`` / ``RAND()``).
+
+    >>> random_key().sql("mysql"), random_key().sql("postgres")
+    ('RAND()', 'RANDOM()')
+    """
+    return exp.Rand()
+
+
+def random_order(key: exp.Expr, dialect: str) -> exp.Ordered:
+    """Ascending order by a key that is never NULL, in the dialect's native NULL placement.
+
+    >>> random_order(exp.column("k"), "postgres").sql("postgres")
+    'k'
+    """
+    return exp.Ordered(this=key, nulls_first=traits(dialect).nulls_first)
+
+
+def floor_div(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
+    """Integer division rounding down on every engine (``DIV`` and ``//`` truncate).
+
+    >>> floor_div(exp.column("a"), exp.Literal.number(10)).sql("postgres")
+    'CAST(FLOOR(CAST(a AS DOUBLE PRECISION) / 10) AS BIGINT)'
+    >>> floor_div(exp.column("a"), exp.Literal.number(10)).sql("mysql")
+    'CAST(FLOOR(a / 10) AS SIGNED)'
+    """
+    quotient = exp.Div(this=numerator, expression=denominator, typed=False, safe=False)
+    return exp.cast(exp.Floor(this=quotient), exp.DataType.Type.BIGINT)
+
+
+def with_shared_cte(query: exp.Select, name: str, body: exp.Query, dialect: str) -> exp.Select:
+    """Attach ``WITH name AS (body)`` so that every reference reads one evaluation of ``body``.
+
+    Needed whenever ``body`` draws random numbers and ``query`` reads it more
+    than once (a self-join on a permutation, or one select per bucket).
+    """
+    row = traits(dialect)
+    ident = exp.to_identifier(name, quoted=True)
+    if row.shared_cte == "recursive":
+        never = exp.select("*").from_(exp.Table(this=ident.copy())).where(
+            exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+        )
+        return query.with_(ident, as_=exp.union(body, never, distinct=False), recursive=True)
+    materialized = True if row.shared_cte == "materialized" else None
+    return query.with_(ident, as_=body, materialized=materialized)
