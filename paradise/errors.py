@@ -11,7 +11,7 @@ Example:
     '42501'
     >>> str(err)
     'query rejected: column "adult.fnlwgt" is hidden (rule analyst: tables.adult.columns.fnlwgt: identifier). Hint: remove it from the query.'
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Example:
     >>> parse_query("DELETE FROM adult", "duckdb")
     Traceback (most recent call last):
     paradise.errors.UnsupportedQueryError: unsupported query: DELETE statements are not allowed; only SELECT queries are served. Hint: send a single SELECT (or WITH ... SELECT) query.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     statement = statements[0]
     if not isinstance(statement, exp.Query) or statement.find(exp.Into) is not None:
         raise UnsupportedQueryError(
-            f"{statement_kind(statement)} statements are not allowed; only SELECT queries are served",
+            f"{statement_kind(statement)} statements are not allowed; "
+            "only SELECT queries are served",
             hint=_ONLY_SELECT,
         )
     return statement

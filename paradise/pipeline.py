@@ -14,23 +14,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
 from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
+from paradise.anonymize.preferences import shaped_subjects_query
+from paradise.anonymize.pseudonym import redact, role_key
 from paradise.backends.base import Backend
-from paradise.errors import ParadiseError, UnsupportedQueryError
+from paradise.errors import BackendError, ParadiseError, UnsupportedQueryError
 from paradise.params import bind_params
 from paradise.parse import parse_query
-from paradise.plan import TablePlan, plan_table
+from paradise.plan import SUBJECT, TablePlan, plan_table
+from paradise.postprocess.aggregates import enforce_cells, suppress_rollup
 from paradise.postprocess.annotate import Annotations, TableAnnotation
-from paradise.postprocess.verify import verify_result
+from paradise.postprocess.verify import Verification, verify_result
 from paradise.result import ExplainResult, Result
 from paradise.rewrite import CHECKS, qualify_query
 from paradise.rewrite.check_tables import base_tables
 from paradise.rewrite.context import RewriteContext
+from paradise.rewrite.enforce_aggregation import AggregateSpec, enforce_aggregation
 from paradise.rewrite.lineage import Source, output_lineage
 from paradise.rewrite.replace_tables import replace_tables
-from paradise.rewrite.shape_output import WEIGHT, add_group_counts, is_aggregate, shuffle_output
+from paradise.rewrite.shape_output import add_group_counts, is_aggregate, shuffle_output
 
 __all__ = ["Prepared", "explain", "prepare", "run"]
 
@@ -55,6 +60,14 @@ class Prepared:
     weighted: bool
     timings_ms: dict[str, float] = field(default_factory=dict)
     steps: tuple[str, ...] = ()
+    aggregates: AggregateSpec | None = None
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    read_columns: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def display_sql(self) -> str:
+        """``sql`` with key material (pseudonym key pads) replaced by ``<redacted>``."""
+        return redact(self.sql, self.secrets)
 
 
 class _Clock:
@@ -73,7 +86,7 @@ def prepare(
     ctx: RewriteContext,
     *,
     params: Sequence[Any] | None = None,
-    plan_cache: dict[tuple[str, str], TablePlan] | None = None,
+    plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
     database: RewriteDatabase | None = None,
 ) -> Prepared:
     """Parse, check, qualify and rewrite ``sql`` for ``ctx``'s role.
@@ -98,7 +111,8 @@ def prepare(
         raise
     except Exception as exc:  # fail closed: anything unexpected rejects the query
         raise UnsupportedQueryError(
-            f"cannot analyse the query: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            f"cannot analyse the query: {type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}",
             hint="simplify the query",
         ) from exc
     assert isinstance(qualified, exp.Query)
@@ -110,25 +124,46 @@ def prepare(
         )
     clock.lap("qualify")
     plans: dict[str, TablePlan] = {}
+    # subjects' preferences differ for row-level and aggregate queries, so plans do too
+    aggregate = is_aggregate(qualified)
     for _scope, table in base_tables(qualified):
         key = table.name.lower()
         if key in plans:
             continue
-        cache_key = (ctx.role, key)
+        cache_key = (ctx.role, key, aggregate)
         plan = plan_cache.get(cache_key) if plan_cache is not None else None
         if plan is None:
             tp = ctx.table_policy(table.name)
             assert tp is not None  # check_tables guarantees it
+            secret = ctx.pseudonym_secret
+            source = tp.preferences.table if tp.preferences is not None else None
             plan = plan_table(
-                table.name, tp, ctx.columns_of(table.name) or {}, ctx.dialect, database=database
+                table.name,
+                tp,
+                ctx.columns_of(table.name) or {},
+                ctx.dialect,
+                database=database,
+                role=ctx.role,
+                aggregate=aggregate,
+                pseudonym_key=role_key(secret, ctx.role)
+                if secret is not None and tp.pseudonym_columns()
+                else None,
+                preference_columns=ctx.columns_of(source) if source is not None else None,
             )
             if plan_cache is not None:
                 plan_cache[cache_key] = plan
         plans[key] = plan
-    weighted = is_aggregate(qualified) and bool(plans)
+    read_columns = _read_columns(qualified)
+    spec = enforce_aggregation(qualified, plans, aggregate)
+    if spec is not None:
+        steps.append(
+            f"check: enforce_aggregation (min cell size {spec.min_cell_size}, "
+            f"small cells: {spec.small_cells})"
+        )
+    weighted = aggregate and bool(plans)
     if weighted:
-        add_group_counts(qualified)
-        steps.append("rewrite: add_group_counts (COUNT(*) travels with each group)")
+        add_group_counts(qualified, _weight_expression(qualified, plans))
+        steps.append("rewrite: add_group_counts (the group count travels with each group)")
     replace_tables(qualified, plans)
     for plan in plans.values():
         ops = ", ".join(s["operator"] for s in plan.steps) or "projection only"
@@ -137,9 +172,76 @@ def prepare(
         shuffle_output(qualified)
         steps.append("rewrite: shuffle_output (ORDER BY RANDOM())")
     clock.lap("rewrite")
+    if ctx.dialect == "mysql":
+        _rollup_for_mysql(qualified)
     generated = qualified.sql(dialect=ctx.dialect)
     clock.lap("generate")
-    return Prepared(generated, columns, lineage, plans, weighted, clock.timings, tuple(steps))
+    return Prepared(
+        generated,
+        columns,
+        lineage,
+        plans,
+        weighted,
+        clock.timings,
+        tuple(steps),
+        spec,
+        secrets=tuple(s for p in plans.values() for s in p.secrets),
+        read_columns=read_columns,
+    )
+
+
+def _read_columns(qualified: exp.Expr) -> dict[str, frozenset[str]]:
+    """Per stored table (lower case), the columns the query references anywhere."""
+    aliases: dict[str, set[str]] = {}
+    for _scope, table in base_tables(qualified):
+        aliases.setdefault(table.alias_or_name, set()).add(table.name.lower())
+    found: dict[str, set[str]] = {}
+    for col in qualified.find_all(exp.Column):
+        for name in aliases.get(col.table, ()):
+            found.setdefault(name, set()).add(col.name)
+    return {name: frozenset(cols) for name, cols in found.items()}
+
+
+def _weight_expression(qualified: exp.Query, plans: dict[str, TablePlan]) -> exp.Expr | None:
+    """``COUNT(DISTINCT subject)`` when a table counts subjects, else None (``COUNT(*)``)."""
+    counting = [p for p in plans.values() if p.aggregates and p.aggregates.count == "subjects"]
+    if not counting:
+        return None
+    assert isinstance(qualified, exp.Select)
+    from_ = qualified.args.get("from_") or qualified.args.get("from")
+    source = from_.this if from_ is not None else None
+    if (
+        len(counting) != 1
+        or qualified.args.get("joins")
+        or not isinstance(source, exp.Table)
+        or source.name.lower() != counting[0].table.lower()
+    ):
+        raise UnsupportedQueryError(
+            "counting distinct subjects needs an aggregate query that reads the table directly "
+            "in its FROM clause, without joins",
+            policy_rule=f"tables.{counting[0].table}.aggregates.count: subjects",
+            hint="aggregate over the table alone",
+        )
+    alias = source.alias_or_name
+    return exp.Count(
+        this=exp.Distinct(
+            expressions=[
+                exp.column(
+                    exp.to_identifier(SUBJECT, quoted=True),
+                    table=exp.to_identifier(alias, quoted=True),
+                )
+            ]
+        )
+    )
+
+
+def _rollup_for_mysql(expression: exp.Expr) -> None:
+    """MySQL/MariaDB spell ``GROUP BY ROLLUP (a, b)`` as ``GROUP BY a, b WITH ROLLUP``."""
+    for group in expression.find_all(exp.Group):
+        if len(group.expressions) == 1 and isinstance(group.expressions[0], exp.Rollup):
+            inner = list(group.expressions[0].expressions)
+            group.set("expressions", inner)
+            group.set("rollup", [exp.Rollup()])
 
 
 def run(
@@ -148,14 +250,13 @@ def run(
     backend: Backend,
     *,
     params: Sequence[Any] | None = None,
-    plan_cache: dict[tuple[str, str], TablePlan] | None = None,
+    plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
 ) -> Result:
     """Prepare, execute, verify and annotate one query."""
-    prepared = prepare(
-        sql, ctx, params=params, plan_cache=plan_cache, database=BackendAccess(backend)
-    )
+    access = BackendAccess(backend)
+    prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache, database=access)
     clock = _Clock()
-    result_set = backend.execute(prepared.sql)
+    result_set = _execute(backend, prepared)
     clock.lap("execute")
     table = result_set.table
     types = result_set.types
@@ -165,18 +266,37 @@ def run(
         weights = np.asarray(table.column(last).to_numpy(zero_copy_only=False), dtype=np.float64)
         table = table.remove_column(last)
         types = types[:-1]
-    verification = verify_result(
-        prepared.columns, table, prepared.lineage, prepared.plans, weights=weights
-    )
+    columns = prepared.columns
+    spec = prepared.aggregates
+    cells: dict[str, Any] | None = None
+    if spec is not None and spec.rollup_levels:
+        # a table with totals is protected by hierarchical cell suppression and its audit
+        columns, table, cells = suppress_rollup(columns, table, spec)
+        types = (*types, "DOUBLE", "DOUBLE", "VARCHAR")
+        types = tuple("VARCHAR" if i == spec.value_positions[0] else t for i, t in enumerate(types))
+        verification = Verification(table=table)
+    else:
+        if spec is not None and weights is not None:
+            table, cells = enforce_cells(table, weights, spec)
+            for pos in spec.value_positions:
+                if pa.types.is_string(table.schema.field(pos).type):
+                    types = tuple("VARCHAR" if i == pos else t for i, t in enumerate(types))
+        verification = verify_result(
+            prepared.columns, table, prepared.lineage, prepared.plans, weights=weights
+        )
     clock.lap("verify")
+    preferences = _count_shaped_subjects(prepared, access)
+    clock.lap("preferences")
     annotations = Annotations.build(
         role=ctx.role,
-        sql=prepared.sql,
+        sql=prepared.display_sql,
         tables=_table_annotations(prepared.plans),
         verification=verification,
         timings_ms={**prepared.timings_ms, **clock.timings},
+        aggregates=cells,
+        preferences=preferences,
     )
-    return Result(prepared.columns, tuple(types), verification.table, annotations)
+    return Result(columns, tuple(types), verification.table, annotations)
 
 
 def explain(
@@ -194,7 +314,7 @@ def explain(
     database = BackendAccess(backend) if backend is not None else None
     prepared = prepare(sql, ctx, params=params, database=database)
     return ExplainResult(
-        sql=prepared.sql,
+        sql=prepared.display_sql,
         plan=prepared.steps,
         tables=_table_annotations(prepared.plans),
     )
@@ -256,6 +376,42 @@ def _table_annotations(plans: dict[str, TablePlan]) -> tuple[TableAnnotation, ..
             k_required=p.k,
             l_required=p.l,
             on_violation=p.on_violation.value,
+            pseudonyms=p.pseudonyms,
         )
         for p in plans.values()
     )
+
+
+def _execute(backend: Backend, prepared: Prepared) -> Any:
+    """Run the statement; a backend error never shows key material (it may quote the SQL)."""
+    try:
+        return backend.execute(prepared.sql)
+    except BackendError as exc:
+        if not prepared.secrets:
+            raise
+        fields = (exc.message, exc.hint, exc.detail)
+        text = [redact(t, prepared.secrets) if t else t for t in fields]
+        raise BackendError(
+            text[0] or "", hint=text[1], detail=text[2], sqlstate=exc.sqlstate
+        ) from None
+
+
+def _count_shaped_subjects(prepared: Prepared, access: BackendAccess) -> tuple[dict[str, Any], ...]:
+    """Per table with preferences: how many subjects' preferences shaped this answer.
+
+    A cheap separate aggregate (one ``COUNT(DISTINCT subject)`` over the rules for
+    the role, restricted to subjects present in the table; see
+    :func:`paradise.anonymize.preferences.shaped_subjects_query`). It counts subjects
+    whose rows were left out or whose values of a column the query reads were
+    withheld or coarsened, whether or not the query's filters kept their rows.
+    """
+    out = []
+    for key, plan in prepared.plans.items():
+        if plan.preferences is None:
+            continue
+        columns = tuple(prepared.read_columns.get(key, frozenset()))
+        query = shaped_subjects_query(plan.preferences, columns)
+        ((count,),) = access.aggregate(query)
+        source = plan.preferences.preferences.table or plan.preferences.preferences.file
+        out.append({"table": plan.table, "source": source, "subjects": int(count or 0)})
+    return tuple(out)

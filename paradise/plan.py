@@ -12,21 +12,27 @@ Example:
     >>> plan = plan_table("t", policy.tables["t"], {"id": "INTEGER", "a": "INTEGER", "b": "VARCHAR"}, "duckdb")
     >>> plan.columns, plan.units, plan.hidden
     (('a', 'b'), (('a',), ('b',)), ('id',))
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
 from paradise.anonymize.base import OperatorContext, RewriteDatabase, column
+from paradise.anonymize.preferences import PreferenceContext, apply_preferences
+from paradise.anonymize.pseudonym import pads, pseudonym_sql
 from paradise.anonymize.registry import operator
-from paradise.policy.model import ColumnClass, OnViolation, TablePolicy
+from paradise.errors import UnsupportedQueryError
+from paradise.policy.model import AggregateRules, ColumnClass, OnViolation, TablePolicy
 
-__all__ = ["TablePlan", "plan_table"]
+__all__ = ["SUBJECT", "TablePlan", "plan_table"]
+
+SUBJECT = "_paradise_subject"
+"""Reserved column carrying the subject key inside an anonymized relation."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,9 @@ class TablePlan:
         quasi_identifiers / sensitive: visible columns of those classes.
         k, l, on_violation: the table's privacy model.
         shuffle: whether the final output order must be randomized.
+        pseudonyms: identifier columns released as keyed pseudonyms.
+        secrets: key material inside ``relation`` (hex literals) that shown SQL redacts.
+        preferences: how the subjects' preferences were applied (None: no preferences).
     """
 
     table: str
@@ -57,6 +66,10 @@ class TablePlan:
     l: int | None  # noqa: E741
     on_violation: OnViolation
     shuffle: bool
+    aggregates: AggregateRules | None = None
+    pseudonyms: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    preferences: PreferenceContext | None = None
 
     def unit_of(self, col: str) -> int | None:
         """Index of the linkable unit that holds ``col`` (None: not a quasi-identifier)."""
@@ -73,8 +86,17 @@ def plan_table(
     dialect: str,
     *,
     database: RewriteDatabase | None = None,
+    role: str = "",
+    aggregate: bool = False,
+    pseudonym_key: bytes | None = None,
+    preference_columns: Mapping[str, str] | None = None,
 ) -> TablePlan:
     """Build the anonymized relation and metadata for ``table``.
+
+    The first step applies the data subjects' preferences (if the policy names a
+    source; ``preference_columns`` are its catalog columns), for ``role`` and for a
+    row-level or an ``aggregate`` outermost query. Identifier columns released as
+    pseudonyms are computed with ``pseudonym_key`` (the role's HMAC key).
 
     ``database`` lets operators run small aggregate queries (and scratch-table
     statements) while they build their SQL; operators that need it fail with a
@@ -84,19 +106,63 @@ def plan_table(
     visible = policy.visible_columns(catalog_columns)
     hidden = tuple(c for c in catalog_columns if c not in visible)
     classes = {c: policy.class_of(c).value for c in visible}  # type: ignore[union-attr]
+    carried = visible
+    pseudonyms = policy.pseudonym_columns()
+    secrets: tuple[str, ...] = ()
+    if any(c in catalog_columns for c in pseudonyms):
+        if pseudonym_key is None:
+            raise UnsupportedQueryError(
+                f'table "{table}" releases {", ".join(pseudonyms)} as pseudonyms, but no '
+                "pseudonym secret is configured",
+                policy_rule=f"{role}: tables.{table}.columns: release: pseudonym",
+                hint="set PARADISE_PSEUDONYM_SECRET or pass pseudonym_secret= to paradise.connect",
+            )
+        secrets = pads(pseudonym_key)
+    projection: list[exp.Expr] = [
+        exp.alias_(pseudonym_sql(column(c), pseudonym_key, dialect), c, quoted=True)
+        if c in pseudonyms and pseudonym_key is not None
+        else column(c)
+        for c in visible
+    ]
+    subject = policy.subject_key
+    if policy.aggregates is not None and policy.aggregates.count == "subjects" and subject:
+        # the subject key travels under a reserved name so that distinct subjects can be
+        # counted per group; queries cannot name it (check_names) and stars never expand to it
+        carried = (*visible, SUBJECT)
+        classes[SUBJECT] = ColumnClass.IDENTIFIER.value
+        projection.append(exp.alias_(column(subject), SUBJECT, quoted=True))
     ctx = OperatorContext(
         table=table,
         dialect=dialect,
-        columns=visible,
+        columns=carried,
         classes=classes,
-        types={c: catalog_columns[c] for c in visible},
+        types={c: "VARCHAR" if c in pseudonyms else catalog_columns[c] for c in visible},
         k=policy.privacy.k,
         database=database,
     )
-    relation: exp.Select = exp.select(*(column(c) for c in visible)).from_(
+    relation: exp.Select = exp.select(*projection).from_(
         exp.Table(this=exp.to_identifier(table, quoted=True))
     )
     steps: list[dict[str, Any]] = []
+    preferences: PreferenceContext | None = None
+    if policy.preferences is not None and policy.subject_key is not None:
+        preferences = PreferenceContext(
+            table=table,
+            subject_key=policy.subject_key,
+            preferences=policy.preferences,
+            visible=visible,
+            types=dict(catalog_columns),
+            role=role,
+            row_level=not aggregate,
+            dialect=dialect,
+            source_columns=preference_columns,
+        )
+        relation = apply_preferences(relation, preferences)
+        source = policy.preferences.table or policy.preferences.file
+        rows = "included" if aggregate else "excluded (row-level query)"
+        steps.append(
+            {"operator": "preferences", "params": {"source": source, "aggregate_only_rows": rows}}
+        )
     units: tuple[tuple[str, ...], ...] | None = None
     shuffle = False
     for step in policy.transform:
@@ -134,4 +200,8 @@ def plan_table(
         l=policy.privacy.l,
         on_violation=policy.privacy.on_violation,
         shuffle=shuffle,
+        aggregates=policy.aggregates,
+        pseudonyms=tuple(c for c in pseudonyms if c in visible),
+        secrets=secrets,
+        preferences=preferences,
     )

@@ -9,10 +9,11 @@ Example:
     [('Female', 10771), ('Male', 21790)]
     >>> result.annotations.tables[0].operators[0]["operator"]
     'slicing'
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,7 +27,10 @@ from paradise.policy import PolicySet, RolePolicy, load_policies
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.context import RewriteContext
 
-__all__ = ["Processor", "connect"]
+__all__ = ["PSEUDONYM_SECRET_ENV", "Processor", "connect"]
+
+PSEUDONYM_SECRET_ENV = "PARADISE_PSEUDONYM_SECRET"
+"""Environment variable holding the pseudonym secret (server configuration)."""
 
 
 class Processor:
@@ -44,13 +48,16 @@ class Processor:
         *,
         role: str | None = None,
         read_dialect: str | None = None,
+        pseudonym_secret: str | bytes | None = None,
     ) -> None:
         self.backend = backend
         self.policies = dict(policies)
         self.default_role = role
         self.read_dialect = read_dialect
         self._catalog: dict[str, dict[str, str]] | None = None
-        self._plans: dict[tuple[str, str], TablePlan] = {}
+        self._plans: dict[tuple[str, str, bool], TablePlan] = {}
+        secret = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
+        self._pseudonym_secret = secret.encode("utf-8") if isinstance(secret, str) else secret
         self._lock = threading.Lock()
         if role is not None:
             self.policy(role)
@@ -95,6 +102,7 @@ class Processor:
             catalog=self.catalog(),
             dialect=self.backend.dialect,
             read_dialect=self.read_dialect,
+            pseudonym_secret=self._pseudonym_secret,
         )
 
     # --- queries --------------------------------------------------------------------------
@@ -123,6 +131,17 @@ class Processor:
         from paradise.anonymize_table import anonymize_table
 
         return anonymize_table(self, table, into, self.policy(role).role, replace=replace)
+
+    # --- risk and utility report (issue 8) ------------------------------------------------
+    def report(self, table: str, role: str | None = None, *, variants: Any = None) -> Any:
+        """Disclosure risk and information loss of ``table`` for ``role``, as data.
+
+        See :func:`paradise.report.build_report`; returns its ``Report``
+        (``.to_json()``, ``.summary()``; ``paradise.report.write_report`` for HTML).
+        """
+        from paradise.report import build_report
+
+        return build_report(self, role=self.policy(role).role, table=table, variants=variants)
 
     # --- DB-API ---------------------------------------------------------------------------
     def cursor(self, role: str | None = None) -> Any:
@@ -161,6 +180,7 @@ def connect(
     policies: str | Path | PolicySet | None = None,
     role: str | None = None,
     read_dialect: str | None = None,
+    pseudonym_secret: str | bytes | None = None,
 ) -> Processor:
     """Open a processor on ``target`` (DuckDB path, ``:memory:`` or database URL).
 
@@ -170,12 +190,17 @@ def connect(
             (default: the bundled example policies).
         role: the default role for queries and DB-API cursors.
         read_dialect: the SQL dialect queries are written in (default: the backend's).
+        pseudonym_secret: the secret keyed pseudonyms are derived from (default: the
+            environment variable ``PARADISE_PSEUDONYM_SECRET``); server configuration,
+            never a value from the querying user.
     """
     backend = connect_backend(target) if isinstance(target, str) else target
     if policies is None:
         policies = bundled_policies()
     loaded = load_policies(policies) if isinstance(policies, str | Path) else policies
-    return Processor(backend, loaded, role=role, read_dialect=read_dialect)
+    return Processor(
+        backend, loaded, role=role, read_dialect=read_dialect, pseudonym_secret=pseudonym_secret
+    )
 
 
 def bundled_policies() -> Path:

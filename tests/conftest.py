@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import paradise
-from paradise.backends.duckdb import DuckDBBackend
 from paradise.backends.base import ResultSet
+from paradise.backends.duckdb import DuckDBBackend
 
 
 class RecordingDuckDB(DuckDBBackend):

@@ -8,7 +8,13 @@ import click
 
 from paradise.anonymize.registry import OPERATORS
 from paradise.cli import cli
-from paradise.policy.model import PrivacyModel, RolePolicy, TablePolicy
+from paradise.policy.model import (
+    AggregateRules,
+    CellSuppression,
+    PrivacyModel,
+    RolePolicy,
+    TablePolicy,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -37,7 +43,7 @@ def test_every_operator_is_documented() -> None:
 
 
 def test_every_policy_key_is_documented() -> None:
-    for model in (RolePolicy, TablePolicy, PrivacyModel):
+    for model in (RolePolicy, TablePolicy, PrivacyModel, AggregateRules, CellSuppression):
         for name, field in model.model_fields.items():
             key = field.alias or name
             assert f"{key}:" in DOCS, key

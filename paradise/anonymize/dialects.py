@@ -36,7 +36,7 @@ Example:
     'WITH "c" AS MATERIALIZED (SELECT RANDOM() AS r FROM t) SELECT a.r FROM c AS a JOIN c AS b ON a.r = b.r'
     >>> exp.select("x").from_("t").order_by(random_order(exp.column("k"), "mysql")).sql("mysql")
     'SELECT x FROM t ORDER BY k'
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def traits(dialect: str) -> DialectTraits:
     Traceback (most recent call last):
     ...
     paradise.errors.UnsupportedQueryError: unsupported query: no SQL generation rules for dialect 'oracle'. Hint: use duckdb, postgres or mysql.
-    """
+    """  # noqa: E501
     row = DIALECTS.get(dialect)
     if row is None:
         raise UnsupportedQueryError(

@@ -91,9 +91,13 @@ class SlicingParams(OperatorParams):
         for name in named:
             rule = classes.get(name)
             if rule is None:
-                raise ValueError(f"slicing names column {name!r}, which the policy does not classify")
+                raise ValueError(
+                    f"slicing names column {name!r}, which the policy does not classify"
+                )
             if str(getattr(rule, "class_", rule)) in _HIDDEN:
-                raise ValueError(f"slicing names identifier column {name!r}; identifiers are never released")
+                raise ValueError(
+                    f"slicing names identifier column {name!r}; identifiers are never released"
+                )
 
     @property
     def bucket_count(self) -> int:
@@ -106,7 +110,9 @@ class Slicing:
     name: ClassVar[str] = "slicing"
     Params: ClassVar[type[SlicingParams]] = SlicingParams
 
-    def apply(self, relation: exp.Select, params: SlicingParams, ctx: OperatorContext) -> exp.Select:
+    def apply(
+        self, relation: exp.Select, params: SlicingParams, ctx: OperatorContext
+    ) -> exp.Select:
         groups = self.linkable_units(params, ctx)
         if params.strategy == "per_bucket":
             return _per_bucket(relation, groups, params, ctx)
@@ -116,7 +122,9 @@ class Slicing:
 
     def describe(self, params: SlicingParams, ctx: OperatorContext) -> dict[str, Any]:
         split: dict[str, Any] = (
-            {"bucket_by": params.bucket_by} if params.bucket_by else {"buckets": params.bucket_count}
+            {"bucket_by": params.bucket_by}
+            if params.bucket_by
+            else {"buckets": params.bucket_count}
         )
         if params.order_by:
             split["order_by"] = list(params.order_by)
@@ -126,7 +134,9 @@ class Slicing:
             "strategy": params.strategy,
         }
 
-    def linkable_units(self, params: SlicingParams, ctx: OperatorContext) -> tuple[tuple[str, ...], ...]:
+    def linkable_units(
+        self, params: SlicingParams, ctx: OperatorContext
+    ) -> tuple[tuple[str, ...], ...]:
         present = set(ctx.columns)
         groups = [tuple(c for c in g if c in present) for g in params.groups]
         named = {c for g in groups for c in g}
@@ -160,7 +170,9 @@ def _window(
     if params.bucket_by:
         bucket_expr: exp.Expr = exp.Window(
             this=exp.func("DENSE_RANK"),
-            order=exp.Order(expressions=[exp.Ordered(this=column(params.bucket_by), nulls_first=True)]),
+            order=exp.Order(
+                expressions=[exp.Ordered(this=column(params.bucket_by), nulls_first=True)]
+            ),
         )
     else:
         order = [exp.Ordered(this=column(c)) for c in params.order_by] + [
@@ -188,22 +200,34 @@ def _window(
         )
         for j, key in enumerate(keys)
     ]
-    permuted = exp.select(
-        *(column(c) for c in ctx.columns), column(bucket), *ordinals
-    ).from_(bucketed.subquery(exp.to_identifier(helper("bucketed"), quoted=True)))
+    permuted = exp.select(*(column(c) for c in ctx.columns), column(bucket), *ordinals).from_(
+        bucketed.subquery(exp.to_identifier(helper("bucketed"), quoted=True))
+    )
 
     # 4. join the groups on (bucket, ordinal)
     alias = [helper(f"g{j}") for j in range(len(groups))]
     owner = {c: j for j, g in enumerate(groups) for c in g}
-    query = exp.select(*(exp.alias_(column(c, alias[owner[c]]), c, quoted=True) for c in ctx.columns))
-    query = query.from_(exp.Table(this=exp.to_identifier(ords, quoted=True), alias=exp.TableAlias(this=exp.to_identifier(alias[0], quoted=True))))
+    query = exp.select(
+        *(exp.alias_(column(c, alias[owner[c]]), c, quoted=True) for c in ctx.columns)
+    )
+    query = query.from_(
+        exp.Table(
+            this=exp.to_identifier(ords, quoted=True),
+            alias=exp.TableAlias(this=exp.to_identifier(alias[0], quoted=True)),
+        )
+    )
     for j in range(1, len(groups)):
         on = exp.and_(
             exp.EQ(this=column(bucket, alias[0]), expression=column(bucket, alias[j])),
-            exp.EQ(this=column(helper("o0"), alias[0]), expression=column(helper(f"o{j}"), alias[j])),
+            exp.EQ(
+                this=column(helper("o0"), alias[0]), expression=column(helper(f"o{j}"), alias[j])
+            ),
         )
         query = query.join(
-            exp.Table(this=exp.to_identifier(ords, quoted=True), alias=exp.TableAlias(this=exp.to_identifier(alias[j], quoted=True))),
+            exp.Table(
+                this=exp.to_identifier(ords, quoted=True),
+                alias=exp.TableAlias(this=exp.to_identifier(alias[j], quoted=True)),
+            ),
             on=on,
             join_type="INNER",
         )
@@ -254,7 +278,9 @@ def _window_round_robin(
         *(column(c) for c in ctx.columns),
         *(column(k) for k in keys[1:]),
         column(key),
-        exp.alias_(exp.Mod(this=column(key), expression=exp.Literal.number(n)), bucket, quoted=True),
+        exp.alias_(
+            exp.Mod(this=column(key), expression=exp.Literal.number(n)), bucket, quoted=True
+        ),
     ).from_(with_rank.subquery(exp.to_identifier(ranked, quoted=True)))
 
     def part(j: int) -> exp.Subquery:
@@ -313,7 +339,10 @@ def _per_bucket(
     keyed_query = exp.select(
         *(column(c) for c in ctx.columns),
         exp.alias_(
-            exp.Window(this=exp.func("NTILE", exp.Literal.number(params.bucket_count)), order=exp.Order(expressions=order)),
+            exp.Window(
+                this=exp.func("NTILE", exp.Literal.number(params.bucket_count)),
+                order=exp.Order(expressions=order),
+            ),
             bucket,
             quoted=True,
         ),
@@ -333,14 +362,20 @@ def _per_bucket(
             ordered = exp.select(
                 *(column(c) for c in group),
                 exp.alias_(
-                    exp.Window(this=exp.func("ROW_NUMBER"), order=exp.Order(expressions=[random_order(column(rnd), ctx.dialect)])),
+                    exp.Window(
+                        this=exp.func("ROW_NUMBER"),
+                        order=exp.Order(expressions=[random_order(column(rnd), ctx.dialect)]),
+                    ),
                     helper("ord"),
                     quoted=True,
                 ),
             ).from_(inner.subquery(exp.to_identifier(helper("perm"), quoted=True)))
             parts.append(ordered.subquery(exp.to_identifier(helper(f"p{i}_{j}"), quoted=True)))
         branch = exp.select(
-            *(exp.alias_(column(c, helper(f"p{i}_{owner[c]}")), c, quoted=True) for c in ctx.columns)
+            *(
+                exp.alias_(column(c, helper(f"p{i}_{owner[c]}")), c, quoted=True)
+                for c in ctx.columns
+            )
         ).from_(parts[0])
         for j in range(1, len(parts)):
             branch = branch.join(

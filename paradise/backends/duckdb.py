@@ -9,6 +9,7 @@ import duckdb
 import pyarrow as pa
 
 from paradise.backends.base import ResultSet
+from paradise.backends.cancel import CURRENT_TOKEN
 from paradise.errors import BackendError
 
 __all__ = ["DuckDBBackend"]
@@ -42,7 +43,7 @@ class DuckDBBackend:
         except duckdb.Error as exc:
             raise BackendError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
         self._lock = threading.Lock()
-        self._running: set[duckdb.DuckDBPyConnection] = set()
+        self._running: dict[duckdb.DuckDBPyConnection, object | None] = {}
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
@@ -69,7 +70,7 @@ class DuckDBBackend:
     def _fetch(self, sql: str, *, fetch: bool = True) -> ResultSet:
         cursor = self._con.cursor()
         with self._lock:
-            self._running.add(cursor)
+            self._running[cursor] = CURRENT_TOKEN.get()
         try:
             if not fetch:
                 cursor.execute(sql)
@@ -88,12 +89,13 @@ class DuckDBBackend:
             raise BackendError(_first_line(exc), hint="the generated SQL failed in DuckDB") from exc
         finally:
             with self._lock:
-                self._running.discard(cursor)
+                self._running.pop(cursor, None)
             cursor.close()
 
-    def interrupt(self) -> None:
+    def interrupt(self, token: object | None = None) -> None:
+        """Interrupt the query running under ``token`` (every running query if None)."""
         with self._lock:
-            running = list(self._running)
+            running = [c for c, t in self._running.items() if token is None or t is token]
         for cursor in running:
             cursor.interrupt()
 

@@ -10,10 +10,12 @@ from paradise.cli.app import ParadiseGroup, cli
 from paradise.cli.demo import demo
 from paradise.cli.policy import policy
 from paradise.cli.query import explain, query
+from paradise.cli.serve import serve, user
+from paradise.cli.suppress import suppress
 
 __all__ = ["ParadiseGroup", "cli", "main"]
 
-for command in (demo, query, explain, policy):
+for command in (demo, query, explain, policy, suppress, serve, user):
     cli.add_command(command)
 
 

@@ -1,6 +1,10 @@
-"""``paradise demo``: a short tour on embedded DuckDB with the bundled Adult data."""
+"""``paradise demo``: a short tour on embedded DuckDB with the bundled Adult data and a
+synthetic smart home whose residents set their own preferences."""
 
 from __future__ import annotations
+
+import os
+import secrets
 
 import click
 from rich.markup import escape
@@ -8,8 +12,9 @@ from rich.rule import Rule
 
 from paradise.cli.app import out_console
 from paradise.cli.render import print_annotations, print_result
+from paradise.demo_data import load_smart_home
 from paradise.errors import ParadiseError
-from paradise.processor import connect
+from paradise.processor import PSEUDONYM_SECRET_ENV, connect
 
 __all__ = ["TOUR", "demo"]
 
@@ -40,6 +45,37 @@ TOUR: tuple[tuple[str, str, str], ...] = (
         "An identifier is never released, whatever the route (here: through a CTE alias)",
         "WITH people AS (SELECT id AS person FROM adult) SELECT person FROM people",
     ),
+    (
+        "assistant",
+        "Smart home: residents who do not share their room count under NULL; others asked for "
+        "a coarser room ('day area', 'night area')",
+        "SELECT room, count(*) AS readings FROM sensor_readings GROUP BY room ORDER BY room",
+    ),
+    (
+        "assistant",
+        "Row-level readings: residents are keyed pseudonyms; aggregate-only residents are left "
+        "out; timestamps coarsened where a resident asked for it",
+        "SELECT subject_id, ts, room, sensor, value FROM sensor_readings "
+        "WHERE sensor = 'temperature' ORDER BY ts LIMIT 8",
+    ),
+    (
+        "assistant",
+        "Residents counted in an aggregate: everyone except the resident who shares nothing",
+        "SELECT count(DISTINCT subject_id) AS residents FROM sensor_readings",
+    ),
+    (
+        "assistant",
+        "The same residents listed row by row: those who allow aggregated use only are missing",
+        "SELECT DISTINCT subject_id FROM sensor_readings",
+    ),
+    (
+        "assistant",
+        "Pseudonyms join across tables within a role; district and birth year stay 3-anonymous",
+        "SELECT s.district, count(DISTINCT r.subject_id) AS residents, "
+        "round(avg(r.value), 1) AS mean_temperature FROM sensor_readings AS r "
+        "JOIN subjects AS s ON r.subject_id = s.subject_id WHERE r.sensor = 'temperature' "
+        "GROUP BY s.district ORDER BY s.district",
+    ),
 )
 
 
@@ -53,12 +89,21 @@ TOUR: tuple[tuple[str, str, str], ...] = (
 )
 def demo(target: str) -> None:
     """Load the bundled Adult data into DuckDB and run a short tour of the example roles."""
-    with connect(target) as proc:
+    # pseudonyms need a server secret; the demo makes one per run unless one is configured
+    secret = os.environ.get(PSEUDONYM_SECRET_ENV) or secrets.token_hex(32)
+    with connect(target, pseudonym_secret=secret) as proc:
         out_console.print("[bold]paradise demo[/]: loading UCI Adult (32,561 rows) into DuckDB ...")
         proc.load_demo()
+        rows = load_smart_home(proc.backend)
+        proc.refresh()
+        out_console.print(
+            f"... and a synthetic smart home: {rows['sensor_readings']} sensor readings of "
+            f"{rows['subjects']} residents with {rows['subject_preferences']} preference rules"
+        )
         whole = proc.query("SELECT * FROM adult", role="analyst")
         out_console.print(
-            f"SELECT * FROM adult as analyst: {len(whole)} rows, columns: {', '.join(whole.columns)}"
+            f"SELECT * FROM adult as analyst: {len(whole)} rows, "
+            f"columns: {', '.join(whole.columns)}"
         )
         out_console.print(f"  hidden: {', '.join(whole.annotations.tables[0].hidden_columns)}")
         for role, title, sql in TOUR:

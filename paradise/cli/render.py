@@ -14,7 +14,7 @@ from rich.table import Table
 
 from paradise.result import ExplainResult, Result
 
-__all__ = ["print_annotations", "print_explain", "print_result", "to_json_value"]
+__all__ = ["print_annotations", "print_explain", "print_result", "print_rows", "to_json_value"]
 
 
 def to_json_value(value: Any) -> Any:
@@ -79,3 +79,34 @@ def print_explain(console: Console, explained: ExplainResult) -> None:
         console.print(f"  {line}", highlight=False, markup=False)
     console.print("[bold]sql[/]")
     console.print(explained.sql, highlight=False, markup=False)
+
+
+def print_rows(
+    console: Console,
+    columns: tuple[str, ...] | list[str],
+    rows: list[tuple[Any, ...]],
+    *,
+    fmt: str = "table",
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Print plain columns and rows (for commands that do not return a Result)."""
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        console.file.write(buffer.getvalue())
+    elif fmt == "json":
+        payload = {
+            "columns": list(columns),
+            "rows": [[to_json_value(v) for v in row] for row in rows],
+            **(extra or {}),
+        }
+        console.file.write(json.dumps(payload, default=str) + "\n")
+    else:
+        table = Table(header_style="bold")
+        for name in columns:
+            table.add_column(str(name))
+        for row in rows:
+            table.add_row(*("" if v is None else str(v) for v in row))
+        console.print(table)

@@ -9,7 +9,7 @@ Example:
     ... except PolicyError as e:
     ...     print(str(e).replace(str(d), "DIR"))
     DIR/bad.yaml:4: tables.t.columns.a.class: Input should be 'identifier', 'quasi_identifier', 'sensitive' or 'insensitive'
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -35,12 +35,17 @@ from pydantic import (
 )
 
 from paradise.anonymize.registry import OPERATORS, OperatorParams
+from paradise.policy.preferences import Preferences
 
 __all__ = [
+    "AggregateRules",
+    "CellSuppression",
     "ColumnClass",
     "ColumnRule",
     "OnViolation",
+    "Preferences",
     "PrivacyModel",
+    "Release",
     "RolePolicy",
     "Step",
     "TablePolicy",
@@ -75,10 +80,26 @@ class OnViolation(StrEnum):
     REPORT = "report"
 
 
+class Release(StrEnum):
+    """How an identifier column is released: never (the default) or as a keyed pseudonym."""
+
+    NEVER = "never"
+    PSEUDONYM = "pseudonym"
+
+
 class ColumnRule(_Frozen):
-    """A column's classification (YAML: ``age: quasi_identifier`` or ``age: {class: ...}``)."""
+    """A column's classification (YAML: ``age: quasi_identifier`` or ``age: {class: ...}``).
+
+    ``release: pseudonym`` (identifiers only) releases the column as a keyed HMAC-SHA256
+    pseudonym (see :mod:`paradise.anonymize.pseudonym`) instead of hiding it.
+
+    Example:
+        >>> ColumnRule.model_validate({"class": "identifier", "release": "pseudonym"}).release
+        <Release.PSEUDONYM: 'pseudonym'>
+    """
 
     class_: ColumnClass = Field(alias="class")
+    release: Release = Release.NEVER
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
@@ -89,14 +110,20 @@ class ColumnRule(_Frozen):
             return {"class": value}
         return value
 
+    @model_validator(mode="after")
+    def _release_only_identifiers(self) -> ColumnRule:
+        if self.release is Release.PSEUDONYM and self.class_ is not ColumnClass.IDENTIFIER:
+            raise ValueError("release: pseudonym is only allowed for class identifier")
+        return self
+
 
 class PrivacyModel(_Frozen):
     """The privacy model a released answer must meet."""
 
     k: int = Field(default=1, ge=1, description="smallest equivalence class on quasi-identifiers")
-    l: int | None = Field(
+    l: int | None = Field(  # noqa: E741
         default=None, ge=1, description="distinct l-diversity of sensitive columns"
-    )  # noqa: E741
+    )
     on_violation: OnViolation = OnViolation.SUPPRESS
 
 
@@ -128,13 +155,70 @@ class Step(_Frozen):
         return value
 
 
+class CellSuppression(_Frozen):
+    """Hierarchical cell suppression of ROLLUP results (seed 002).
+
+    Values in ``[min, max]`` at the lowest level are suppressed (published as the
+    interval ``min-max``); secondary and tertiary suppression protect them from
+    the totals; ``function`` picks the partner cell; the audit proves the result.
+    """
+
+    min: float = Field(ge=0)
+    max: float
+    function: Literal["max", "min"] = "max"
+
+    @model_validator(mode="after")
+    def _order(self) -> CellSuppression:
+        if self.max < self.min:
+            raise ValueError("cell_suppression.max must be >= min")
+        return self
+
+
+class AggregateRules(_Frozen):
+    """What aggregate queries over a table must respect (DESIGN §4.6).
+
+    Attributes:
+        min_cell_size: the smallest number of contributing rows (or distinct
+            subjects, with ``count: subjects``) a released group may have.
+        count: what a cell's size counts: ``rows`` or distinct ``subjects``
+            (needs the table's ``subject_key``).
+        allowed: aggregate function -> columns it may be applied to (``"*"``:
+            any visible column). Absent: every aggregate on every visible column.
+        small_cells: what happens to a group below ``min_cell_size``: ``suppress``
+            (its aggregate values become NULL), ``interval`` (published as the
+            interval ``1-(min_cell_size-1)`` for counts, NULL otherwise), ``refuse``.
+        detail: ``allow`` row-level queries, or ``refuse`` them (aggregate use only).
+        cell_suppression: hierarchical suppression of ``GROUP BY ROLLUP`` results.
+    """
+
+    min_cell_size: int = Field(default=1, ge=1)
+    count: Literal["rows", "subjects"] = "rows"
+    allowed: dict[str, tuple[str, ...]] | None = None
+    small_cells: Literal["suppress", "interval", "refuse"] = "suppress"
+    detail: Literal["allow", "refuse"] = "allow"
+    cell_suppression: CellSuppression | None = None
+
+    @field_validator("allowed")
+    @classmethod
+    def _lower(cls, value: dict[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]] | None:
+        if value is None:
+            return None
+        known = {"count", "sum", "avg", "min", "max", "stddev", "variance", "median"}
+        for name in value:
+            if name.lower() not in known:
+                raise ValueError(f"unknown aggregate {name!r}; known: {', '.join(sorted(known))}")
+        return {k.lower(): v for k, v in value.items()}
+
+
 class TablePolicy(_Frozen):
     """What one role may see of one table, and how it is anonymized."""
 
     columns: dict[str, ColumnRule]
     privacy: PrivacyModel = PrivacyModel()
     transform: tuple[Step, ...] = ()
+    aggregates: AggregateRules | None = None
     subject_key: str | None = None
+    preferences: Preferences | None = None
     description: str | None = None
 
     @field_validator("columns")
@@ -155,7 +239,40 @@ class TablePolicy(_Frozen):
             raise ValueError("privacy.l is set but no column is classified 'sensitive'")
         for step in self.transform:
             step.params.check_columns(self.columns)
+        rules = self.aggregates
+        if rules is not None:
+            if rules.count == "subjects":
+                if self.subject_key is None:
+                    raise ValueError("aggregates.count 'subjects' needs the table's subject_key")
+                if any(s.name == "slicing" for s in self.transform):
+                    raise ValueError(
+                        "aggregates.count 'subjects' cannot be used with slicing: the subject "
+                        "key would not stay linked to the grouped columns"
+                    )
+            for func, cols in (rules.allowed or {}).items():
+                for col in cols:
+                    if col != "*" and self.class_of(col) in (None, ColumnClass.IDENTIFIER):
+                        raise ValueError(
+                            f"aggregates.allowed.{func} names {col!r}, "
+                            "which is not a visible column"
+                        )
         return self
+
+    @model_validator(mode="after")
+    def _check_subjects(self) -> TablePolicy:
+        if self.subject_key is not None and self.subject_key not in self.columns:
+            raise ValueError(f"subject_key {self.subject_key!r} is not a classified column")
+        if self.preferences is not None:
+            if self.subject_key is None:
+                raise ValueError("preferences need the table's subject_key")
+            for name in self.preferences.coarsen:
+                if name not in self.columns:
+                    raise ValueError(f"preferences.coarsen names unknown column {name!r}")
+        return self
+
+    def pseudonym_columns(self) -> tuple[str, ...]:
+        """Identifier columns released as keyed pseudonyms, in policy order."""
+        return tuple(n for n, r in self.columns.items() if r.release is Release.PSEUDONYM)
 
     def columns_of(self, *classes: ColumnClass) -> tuple[str, ...]:
         """Names of the policy's columns in the given classes, in policy order."""
@@ -172,7 +289,8 @@ class TablePolicy(_Frozen):
         Identifiers and columns the policy does not classify are hidden (fail closed).
         """
         hidden = {ColumnClass.IDENTIFIER, None}
-        return tuple(c for c in table_columns if self.class_of(c) not in hidden)
+        pseudonyms = set(self.pseudonym_columns())
+        return tuple(c for c in table_columns if self.class_of(c) not in hidden or c in pseudonyms)
 
 
 class RolePolicy(_Frozen):

@@ -26,6 +26,8 @@ class TableAnnotation:
         hidden_columns: columns never read (identifiers, unclassified).
         k_required / l_required: the table's privacy model.
         on_violation: what verification does with violating rows.
+        pseudonyms: identifier columns released as keyed pseudonyms (linkable within
+            the role; not counted as quasi-identifiers for k).
     """
 
     table: str
@@ -34,6 +36,7 @@ class TableAnnotation:
     k_required: int
     l_required: int | None
     on_violation: str
+    pseudonyms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Annotations:
         suppressed_values / suppressed_rows: what verification set to NULL.
         timings_ms: milliseconds per pipeline stage.
         warnings: anything the reader should know (e.g. k not met under ``report``).
+        preferences: per table with data-subject preferences, ``{"table", "source",
+            "subjects"}``: how many subjects' preferences shaped the answer.
     """
 
     role: str
@@ -65,6 +70,8 @@ class Annotations:
     suppressed_rows: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    aggregates: dict[str, Any] | None = None
+    preferences: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def build(
@@ -75,6 +82,8 @@ class Annotations:
         tables: tuple[TableAnnotation, ...],
         verification: Verification,
         timings_ms: dict[str, float],
+        aggregates: dict[str, Any] | None = None,
+        preferences: tuple[dict[str, Any], ...] = (),
     ) -> Annotations:
         warnings = []
         for unit in verification.units:
@@ -96,6 +105,8 @@ class Annotations:
             suppressed_rows=verification.suppressed_rows,
             timings_ms=timings_ms,
             warnings=tuple(warnings),
+            aggregates=aggregates,
+            preferences=preferences,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,7 +119,14 @@ class Annotations:
         for t in self.tables:
             ops = "; ".join(f"{o['operator']} {_fmt(o['params'])}" for o in t.operators) or "none"
             hidden = f", hidden: {', '.join(t.hidden_columns)}" if t.hidden_columns else ""
+            if t.pseudonyms:
+                hidden += f", pseudonymized: {', '.join(t.pseudonyms)}"
             lines.append(f"table {t.table}: operators: {ops}{hidden}")
+        for p in self.preferences:
+            lines.append(
+                f"table {p['table']}: preferences of {p['subjects']} subject(s) shaped this "
+                f"answer (source {p['source']})"
+            )
         if self.k_required is not None:
             lines.append(
                 f"k required {self.k_required}, achieved {self.k_achieved}"
@@ -124,6 +142,20 @@ class Annotations:
             lines.append(
                 f"suppressed {self.suppressed_values} value(s) in {self.suppressed_rows} row(s)"
             )
+        if self.aggregates:
+            cells = self.aggregates.get("cell_suppression")
+            if cells:
+                audit = cells.get("audit") or {}
+                lines.append(
+                    f"cell suppression: {cells.get('primary', 0)} primary, "
+                    f"{cells.get('secondary', 0)} secondary, {cells.get('tertiary', 0)} tertiary; "
+                    f"audit {'passed' if audit.get('passed', False) else 'FAILED'}"
+                )
+            elif self.aggregates.get("small_cells"):
+                lines.append(
+                    f"{self.aggregates['small_cells']} group(s) below the minimum cell size "
+                    f"{self.aggregates['min_cell_size']}: {self.aggregates['action']}"
+                )
         lines.extend(f"warning: {w}" for w in self.warnings)
         return lines
 

@@ -18,7 +18,7 @@ Example:
     >>> report = check_unit(pa.table({"q": ["a", "a", "b"]}), [0], weights=None, k=2, l=None, sensitive=[])
     >>> report.k_achieved, report.violating.tolist()
     (1, [False, False, True])
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 

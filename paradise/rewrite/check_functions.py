@@ -63,7 +63,7 @@ def check_functions(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
         >>> check_functions(parse_query("SELECT pg_read_file('/etc/passwd')", "postgres"), None)
         Traceback (most recent call last):
         paradise.errors.UnsupportedQueryError: unsupported query: function pg_read_file is not allowed (rule function allowlist (paradise/rewrite/check_functions.py)). Hint: use standard SQL functions (aggregates, arithmetic, string and date functions).
-    """
+    """  # noqa: E501
     dialect = (ctx.read_dialect or ctx.dialect) if ctx is not None else None
     for func in expression.find_all(exp.Func):
         if isinstance(func, exp.Anonymous):
@@ -76,7 +76,9 @@ def check_functions(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
             raise UnsupportedQueryError(
                 f"function {name} is not allowed",
                 policy_rule=_RULE,
-                hint="use standard SQL functions (aggregates, arithmetic, string and date functions)",
+                hint=(
+                    "use standard SQL functions (aggregates, arithmetic, string and date functions)"
+                ),
             )
     for window in expression.find_all(exp.Window):
         if isinstance(window.this, _ORDER_SENSITIVE) and not window.args.get("order"):

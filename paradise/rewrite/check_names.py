@@ -18,7 +18,7 @@ def check_names(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
         >>> check_names(sqlglot.parse_one("SELECT 1 AS _paradise_x"), None)
         Traceback (most recent call last):
         paradise.errors.QueryRejected: query rejected: name "_paradise_x" is reserved for paradise. Hint: rename it.
-    """
+    """  # noqa: E501
     for ident in expression.find_all(exp.Identifier):
         if str(ident.this).lower().startswith("_paradise_"):
             raise QueryRejected(f'name "{ident.this}" is reserved for paradise', hint="rename it")

@@ -22,6 +22,7 @@ class RewriteContext:
         catalog: the backend's tables and columns (lower-case table names as keys).
         dialect: sqlglot dialect the SQL is generated for.
         read_dialect: sqlglot dialect the user's SQL is parsed in.
+        pseudonym_secret: the server's secret for keyed pseudonyms (never from the user).
     """
 
     policy: RolePolicy
@@ -29,6 +30,7 @@ class RewriteContext:
     dialect: str
     read_dialect: str | None = None
     tables_used: dict[str, str] = field(default_factory=dict, compare=False)
+    pseudonym_secret: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def role(self) -> str:
@@ -54,4 +56,5 @@ class RewriteContext:
         if tp is None:
             return {}
         visible = tp.visible_columns(cols)
-        return {c: cols[c] for c in visible}
+        pseudonyms = tp.pseudonym_columns()
+        return {c: "VARCHAR" if c in pseudonyms else cols[c] for c in visible}

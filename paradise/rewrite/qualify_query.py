@@ -50,7 +50,7 @@ def qualify_query(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
     """Qualify and quote every identifier; expand stars to visible columns only."""
     schema = visible_schema(expression, ctx)
     try:
-        return qualify(
+        qualified = qualify(
             expression,
             schema=schema,
             dialect=ctx.read_dialect or ctx.dialect,
@@ -66,6 +66,25 @@ def qualify_query(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
             f"cannot resolve the query's names: {str(exc).splitlines()[0]}",
             hint="qualify ambiguous columns with their table alias",
         ) from exc
+    _check_resolved(qualified, expression, ctx)
+    return qualified
+
+
+def _check_resolved(qualified: exp.Expr, original: exp.Expr, ctx: RewriteContext) -> None:
+    """Refuse columns ``qualify`` left unresolved (it skips some, e.g. inside HAVING).
+
+    A column without a table after qualification is only legitimate as a reference
+    to a projection alias of its own SELECT (``ORDER BY n``); anything else would
+    be resolved by the database instead of by the policy check, so it is refused.
+    """
+    for col in qualified.find_all(exp.Column):
+        if col.table:
+            continue
+        select = col.find_ancestor(exp.Select)
+        aliases = {s.alias_or_name for s in select.selects} if select is not None else set()
+        if col.name in aliases:
+            continue
+        raise _explain_unresolved(f"Column '{col.name}' could not be resolved", original, ctx)
 
 
 def _explain_unresolved(message: str, expression: exp.Expr, ctx: RewriteContext) -> Exception:

@@ -38,12 +38,11 @@ def is_aggregate(expression: exp.Expr) -> bool:
     )
 
 
-def add_group_counts(expression: exp.Query) -> exp.Query:
-    """Append ``COUNT(*) AS _paradise_n`` to an aggregate query's projection (in place)."""
+def add_group_counts(expression: exp.Query, count: exp.Expr | None = None) -> exp.Query:
+    """Append ``COUNT(*) AS _paradise_n`` (or ``count``) to an aggregate query (in place)."""
     assert isinstance(expression, exp.Select)
-    expression.select(
-        exp.alias_(exp.Count(this=exp.Star()), WEIGHT, quoted=True), append=True, copy=False
-    )
+    weight = count if count is not None else exp.Count(this=exp.Star())
+    expression.select(exp.alias_(weight, WEIGHT, quoted=True), append=True, copy=False)
     return expression
 
 

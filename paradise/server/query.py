@@ -1,0 +1,497 @@
+"""The query half of a session: simple Query, extended Parse/Bind/Describe/Execute, transactions.
+
+:class:`QueryFlow` belongs to one :class:`~paradise.server.session.Session`. Methods that
+may need the query handler are generators: they *yield* a ``HandlerCall`` and receive a
+``CallOutcome``, so this module stays free of threads and sockets. Every statement is
+routed by :mod:`paradise.server.statements`: answered locally, refused, or sent alone to
+the handler; nothing is forwarded to a database unchecked.
+
+The proxy is read-only, so ``BEGIN``/``COMMIT``/``ROLLBACK`` only keep PostgreSQL's
+bookkeeping (ReadyForQuery status ``I``/``T``/``E``, portals closed at transaction end,
+"current transaction is aborted" after an error inside a block).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
+from paradise.server import messages as m
+from paradise.server.catalog import answer_catalog_query
+from paradise.server.codec import encode_data_row
+from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler
+from paradise.server.local import evaluate_local_select, run_reset, run_set, run_show
+from paradise.server.statements import Kind, Statement, refusal, split_statements
+from paradise.server.types import ParamDecodeError, decode_param, pg_type, text_value
+
+if TYPE_CHECKING:
+    from paradise.server.session import Session
+
+__all__ = [
+    "CallKind", "CallOutcome", "CallToken", "HandlerCall", "Portal", "Prepared", "QueryFlow",
+    "error_response", "perform_call",
+]  # fmt: skip
+
+logger = logging.getLogger("paradise.server")
+
+
+class CallKind(enum.Enum):
+    RUN = "run"
+    DESCRIBE = "describe"
+    CATALOG = "catalog"
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerCall:
+    """Ask the I/O shell to call the query handler in a worker thread."""
+
+    kind: CallKind
+    sql: str
+    role: str
+    params: tuple[object, ...] | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """What a HandlerCall produced; ``interrupted`` is ``"cancel"`` or ``"timeout"`` if so."""
+
+    value: Any = None
+    error: BaseException | None = None
+    interrupted: str | None = None
+
+
+Flow = Generator[HandlerCall, CallOutcome, Any]
+
+
+class CallToken:
+    """Identifies one handler call (passed to ``handler.run`` and ``handler.cancel``)."""
+
+    __slots__ = ("sandbox",)
+
+    def __init__(self) -> None:
+        self.sandbox: Any = None  # the catalog sandbox connection, for interrupting it
+
+    def attach(self, connection: Any) -> None:
+        self.sandbox = connection
+
+
+def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> object:
+    """Carry out a HandlerCall (the shell runs this in a worker thread)."""
+    if call.kind is CallKind.RUN:
+        return handler.run(call.sql, role=call.role, params=call.params, token=token)
+    if call.kind is CallKind.DESCRIBE:
+        return handler.describe(call.sql, role=call.role)
+    return answer_catalog_query(
+        call.sql, role=call.role, handler=handler, on_connection=token.attach
+    )
+
+
+class _Failure(Exception):
+    """A statement failed with a ready-made ErrorResponse."""
+
+    def __init__(self, response: m.ErrorResponse) -> None:
+        super().__init__(response.get("M"))
+        self.response = response
+
+
+def _fail(sqlstate: str, message: str, hint: str | None = None) -> _Failure:
+    return _Failure(m.ErrorResponse.error(sqlstate, message, hint=hint))
+
+
+def error_response(exc: ParadiseError, *, offset: int = 0) -> m.ErrorResponse:
+    """ErrorResponse for a paradise error: S/V, C=sqlstate, M, D=detail, H=hint, P=position.
+
+    ``offset`` shifts the (1-based) position when the statement was part of a longer query.
+
+    Example:
+        >>> from paradise.errors import QueryRejected
+        >>> error = error_response(QueryRejected("column x is hidden", hint="drop it", position=8))
+        >>> error.fields[2:]
+        (('C', '42501'), ('M', 'query rejected: column x is hidden'), ('H', 'drop it'), ('P', '8'))
+    """
+    text = str(exc)
+    if exc.hint:
+        suffix = f". Hint: {exc.hint.rstrip('.')}."
+        text = text[: -len(suffix)] if text.endswith(suffix) else text
+    position = exc.position + offset if exc.position is not None else None
+    return m.ErrorResponse.error(
+        exc.sqlstate, text, detail=exc.detail, hint=exc.hint, position=position
+    )
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A named (or unnamed) statement from Parse; ``statement`` is None for an empty query."""
+
+    name: str
+    statement: Statement | None
+    param_oids: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class Portal:
+    """A bound statement; ``result`` is kept whole (k-anonymity needs all rows first)."""
+
+    name: str
+    prepared: Prepared
+    params: tuple[object, ...]
+    formats: tuple[int, ...]
+    result: HandlerResult | None = None
+    offset: int = 0
+    done: bool = False
+
+
+def _formats(codes: Sequence[int], count: int) -> tuple[int, ...]:
+    if not codes:
+        return (0,) * count
+    if len(codes) == 1:
+        return (codes[0],) * count
+    if len(codes) == count:
+        return tuple(codes)
+    raise _fail("08P01", f"bind message has {len(codes)} format codes but needs {count}")
+
+
+def _encoders(columns: Sequence[ColumnSpec], codes: Sequence[int]) -> list[Callable[[Any], bytes]]:
+    types = [pg_type(c.type_name) for c in columns]
+    return [
+        t.binary if f else t.text for t, f in zip(types, _formats(codes, len(types)), strict=True)
+    ]
+
+
+def _encode_rows(rows: Sequence[Sequence[object]], encoders: list[Callable[[Any], bytes]]) -> bytes:
+    """DataRow messages for ``rows``; all-text results take the shortest path."""
+    if all(enc is text_value for enc in encoders):
+        return b"".join(
+            encode_data_row([None if v is None else text_value(v) for v in row]) for row in rows
+        )
+    return b"".join(
+        encode_data_row(
+            [None if v is None else enc(v) for v, enc in zip(row, encoders, strict=True)]
+        )
+        for row in rows
+    )
+
+
+class QueryFlow:
+    """Statements, portals and transaction status of one session."""
+
+    def __init__(self, session: Session) -> None:
+        self._s = session
+        self.tx = "I"
+        self.skipping = False
+        self.statements: dict[str, Prepared] = {}
+        self.portals: dict[str, Portal] = {}
+
+    # -- errors -------------------------------------------------------------------------------
+
+    def fail(self, response: m.ErrorResponse, *, extended: bool = True) -> None:
+        self._s.send(response)
+        self.skipping = extended
+        if self.tx == "T":
+            self.tx = "E"
+
+    def _as_error(self, exc: Exception, offset: int = 0) -> m.ErrorResponse:
+        if isinstance(exc, _Failure):
+            return exc.response
+        if isinstance(exc, ParamDecodeError):
+            return m.ErrorResponse.error(exc.sqlstate, str(exc))
+        assert isinstance(exc, ParadiseError)
+        return error_response(exc, offset=offset)
+
+    def _outcome_error(self, outcome: CallOutcome, offset: int) -> m.ErrorResponse:
+        if outcome.interrupted == "cancel":
+            return m.ErrorResponse.error("57014", "canceling statement due to user request")
+        if outcome.interrupted == "timeout":
+            return m.ErrorResponse.error("57014", "canceling statement due to statement timeout")
+        err = outcome.error
+        if isinstance(err, ParadiseError):
+            return error_response(err, offset=offset)
+        logger.error("query handler raised %s", type(err).__name__, exc_info=err)
+        return m.ErrorResponse.error(
+            "XX000", "internal error while running the query", hint="the server log has details"
+        )
+
+    # -- running one statement ----------------------------------------------------------------
+
+    def _call(self, kind: CallKind, stmt: Statement, params: tuple[object, ...] | None) -> Flow:
+        s = self._s
+        outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout)
+        if outcome.error is not None:
+            raise _Failure(self._outcome_error(outcome, stmt.offset))
+        return outcome.value
+
+    def _result(self, stmt: Statement, params: tuple[object, ...] | None) -> Flow:
+        """The whole result of one statement (local, refused, catalog or handler)."""
+        if self.tx == "E" and stmt.keyword not in ("commit", "end", "rollback", "abort"):
+            raise _fail("25P02", "current transaction is aborted, "
+                        "commands ignored until end of transaction block")  # fmt: skip
+        if stmt.kind is Kind.REFUSED:
+            raise refusal(stmt.keyword)
+        if stmt.kind is Kind.LOCAL:
+            return self._local(stmt)
+        if stmt.kind is Kind.LOCAL_SELECT:
+            local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
+            if local is not None:
+                return local
+        kind = CallKind.CATALOG if stmt.kind is Kind.CATALOG else CallKind.RUN
+        result = yield from self._call(kind, stmt, params)
+        if not isinstance(result, HandlerResult):
+            logger.error("query handler returned %s, not HandlerResult", type(result).__name__)
+            raise _fail("XX000", "internal error while running the query")
+        limit = self._s.config.max_result_rows
+        if limit is not None and len(result.rows) > limit:
+            raise _fail("54000", f"the result has more than {limit} rows",
+                        "add a LIMIT or aggregate the data")  # fmt: skip
+        return result
+
+    def _send_result(self, result: HandlerResult, codes: Sequence[int], *, describe: bool,
+                     start: int = 0, stop: int | None = None) -> None:  # fmt: skip
+        s = self._s
+        columns = result.columns
+        encoders = _encoders(columns, codes)
+        if describe and columns:
+            self._send_description(columns, codes)
+        rows = result.rows if start == 0 and stop is None else result.rows[start:stop]
+        try:
+            s.send_raw(_encode_rows(rows, encoders))
+        except Exception as exc:
+            logger.error("cannot encode a result value: %s", type(exc).__name__, exc_info=exc)
+            raise _fail("22P03", "a result value does not fit its column type") from exc
+
+    def _send_description(self, columns: Sequence[ColumnSpec] | None, codes: Sequence[int]) -> None:
+        if not columns:
+            self._s.send(m.NoData())
+            return
+        fields = []
+        for col, fmt in zip(columns, _formats(codes, len(columns)), strict=True):
+            t = pg_type(col.type_name)
+            fields.append(m.FieldDescription(col.name, t.oid, t.size, t.modifier, fmt))
+        self._s.send(m.RowDescription(tuple(fields)))
+
+    def _send_notices(self, result: HandlerResult) -> None:
+        for text in result.notices:
+            self._s.send(m.NoticeResponse.notice(text))
+
+    # -- local statements ---------------------------------------------------------------------
+
+    def _warn(self, sqlstate: str, message: str) -> None:
+        self._s.send(m.NoticeResponse.notice(message, severity="WARNING", sqlstate=sqlstate))
+
+    def _local(self, stmt: Statement) -> HandlerResult:
+        s, kw = self._s, stmt.keyword
+        words = [t.text.lower() for t in stmt.tokens[1:3]]
+        tag = kw.upper()
+        if kw in ("set", "reset"):
+            for status in (run_set if kw == "set" else run_reset)(stmt, s.params):
+                s.send(status)
+        elif kw == "show":
+            return run_show(stmt, s.params)
+        elif kw in ("begin", "start"):
+            if kw == "start" and words[:1] != ["transaction"]:
+                raise QuerySyntaxError("START must be followed by TRANSACTION")
+            tag = "BEGIN" if kw == "begin" else "START TRANSACTION"
+            if self.tx == "I":
+                self.tx = "T"
+            else:
+                self._warn("25001", "there is already a transaction in progress")
+        elif kw in ("commit", "end", "rollback", "abort"):
+            if "prepared" in words:
+                raise UnsupportedQueryError("two-phase commit is not supported through the proxy")
+            if kw in ("rollback", "abort") and "to" in words:
+                if self.tx == "I":
+                    raise _fail(
+                        "25P01", "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"
+                    )
+                self.tx = "T"
+                return HandlerResult((), [], (), "ROLLBACK")
+            if self.tx == "I":
+                self._warn("25P01", "there is no transaction in progress")
+            tag = "ROLLBACK" if kw in ("rollback", "abort") or self.tx == "E" else "COMMIT"
+            self.tx = "I"
+            self.portals.clear()
+        elif kw in ("savepoint", "release"):
+            if self.tx == "I":
+                raise _fail("25P01", f"{tag} can only be used in transaction blocks")
+        elif kw == "discard":
+            target = (words[:1] or ["all"])[0].upper()
+            tag = f"DISCARD {target}"
+            if target == "ALL":
+                if self.tx != "I":
+                    raise _fail("25001", "DISCARD ALL cannot run inside a transaction block")
+                for status in s.params.reset_all():
+                    s.send(status)
+                self.statements.clear()
+                self.portals.clear()
+        elif kw == "deallocate":
+            names = [w for w in words if w != "prepare"] or [""]
+            if names[0] == "all":
+                tag = "DEALLOCATE ALL"
+                self.statements.clear()
+            else:
+                name = stmt.tokens[-1].text
+                if self.statements.pop(name, None) is None:
+                    raise _fail("26000", f'prepared statement "{name}" does not exist')
+        return HandlerResult((), [], (), tag)
+
+    # -- simple query -------------------------------------------------------------------------
+
+    def on_query(self, msg: m.Query) -> Flow:
+        self.statements.pop("", None)
+        self.portals.pop("", None)
+        s = self._s
+        try:
+            statements = split_statements(msg.sql)
+        except ParadiseError as exc:
+            statements = []
+            self.fail(self._as_error(exc), extended=False)
+        else:
+            if not statements:
+                s.send(m.EmptyQueryResponse())
+        for stmt in statements:
+            try:
+                result = yield from self._result(stmt, None)
+                self._send_notices(result)
+                self._send_result(result, (), describe=True)
+                s.send(m.CommandComplete(result.command_tag))
+            except (ParadiseError, _Failure) as exc:
+                self.fail(self._as_error(exc, stmt.offset), extended=False)
+                break
+        s.send(m.ReadyForQuery(self.tx))
+
+    # -- extended query -----------------------------------------------------------------------
+
+    def _statement(self, name: str) -> Prepared:
+        prepared = self.statements.get(name)
+        if prepared is None:
+            raise _fail("26000", f'prepared statement "{name}" does not exist')
+        return prepared
+
+    def _portal(self, name: str) -> Portal:
+        portal = self.portals.get(name)
+        if portal is None:
+            raise _fail("34000", f'portal "{name}" does not exist')
+        return portal
+
+    def on_parse(self, msg: m.Parse) -> None:
+        try:
+            if msg.name and msg.name in self.statements:
+                raise _fail("42P05", f'prepared statement "{msg.name}" already exists')
+            statements = split_statements(msg.sql)
+            if len(statements) > 1:
+                raise _fail("42601", "cannot insert multiple commands into a prepared statement")
+            stmt = statements[0] if statements else None
+            count = max(stmt.param_count if stmt else 0, len(msg.param_oids))
+            oids = msg.param_oids + (0,) * (count - len(msg.param_oids))
+            self.statements[msg.name] = Prepared(msg.name, stmt, oids)
+            self._s.send(m.ParseComplete())
+        except (ParadiseError, _Failure) as exc:
+            self.fail(self._as_error(exc))
+
+    def on_bind(self, msg: m.Bind) -> None:
+        try:
+            prepared = self._statement(msg.statement)
+            if msg.portal and msg.portal in self.portals:
+                raise _fail("42P03", f'portal "{msg.portal}" already exists')
+            oids = prepared.param_oids
+            if len(msg.params) != len(oids):
+                raise _fail("08P01", f"bind message supplies {len(msg.params)} parameters, but "
+                            f'prepared statement "{prepared.name}" requires '
+                            f"{len(oids)}")  # fmt: skip
+            formats = _formats(msg.param_formats, len(oids))
+            values = tuple(
+                None if raw is None else decode_param(oid, fmt, raw)
+                for oid, fmt, raw in zip(oids, formats, msg.params, strict=True)
+            )
+            if any(code not in (0, 1) for code in msg.result_formats):
+                raise _fail("08P01", "unsupported result format code")
+            self.portals[msg.portal] = Portal(msg.portal, prepared, values, msg.result_formats)
+            self._s.send(m.BindComplete())
+        except (ParadiseError, _Failure, ParamDecodeError) as exc:
+            self.fail(self._as_error(exc))
+
+    def _describe_statement(self, prepared: Prepared) -> Flow:
+        stmt = prepared.statement
+        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword != "show"):
+            return None
+        if stmt.kind is Kind.HANDLER:
+            columns = yield from self._call(CallKind.DESCRIBE, stmt, None)
+            if columns is not None:
+                return tuple(columns)
+            if stmt.param_count:
+                return None  # unknown until bound; the portal's Describe will tell
+        result = yield from self._result(stmt, None)
+        return result.columns
+
+    def _describe_portal(self, portal: Portal) -> Flow:
+        stmt = portal.prepared.statement
+        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword != "show"):
+            return None
+        if portal.result is None:  # run now, keep the result for Execute: one handler call
+            portal.result = yield from self._result(stmt, portal.params)
+            self._send_notices(portal.result)
+        return portal.result.columns
+
+    def on_describe(self, msg: m.Describe) -> Flow:
+        try:
+            if msg.kind == "S":
+                prepared = self._statement(msg.name)
+                columns = yield from self._describe_statement(prepared)
+                self._s.send(m.ParameterDescription(tuple(o or 25 for o in prepared.param_oids)))
+                self._send_description(columns, ())
+            else:
+                portal = self._portal(msg.name)
+                columns = yield from self._describe_portal(portal)
+                self._send_description(columns, portal.formats)
+        except (ParadiseError, _Failure) as exc:
+            self.fail(self._as_error(exc))
+
+    def on_execute(self, msg: m.Execute) -> Flow:
+        s = self._s
+        try:
+            portal = self._portal(msg.portal)
+            stmt = portal.prepared.statement
+            if stmt is None:
+                s.send(m.EmptyQueryResponse())
+                return
+            if portal.done:
+                assert portal.result is not None
+                s.send(m.CommandComplete(portal.result.command_tag.split(" ")[0] + " 0"))
+                return
+            if portal.result is None:
+                portal.result = yield from self._result(stmt, portal.params)
+                self._send_notices(portal.result)
+            result = portal.result
+            total = len(result.rows)
+            stop = total if msg.max_rows <= 0 else min(total, portal.offset + msg.max_rows)
+            self._send_result(
+                result, portal.formats, describe=False, start=portal.offset, stop=stop
+            )
+            portal.offset = stop
+            if stop < total:
+                s.send(m.PortalSuspended())
+            else:
+                portal.done = True
+                s.send(m.CommandComplete(result.command_tag))
+        except (ParadiseError, _Failure) as exc:
+            self.fail(self._as_error(exc))
+
+    def on_close(self, msg: m.Close) -> None:
+        if msg.kind == "S":
+            if self.statements.pop(msg.name, None) is not None:
+                self.portals = {
+                    k: p for k, p in self.portals.items() if p.prepared.name != msg.name
+                }
+        else:
+            self.portals.pop(msg.name, None)
+        self._s.send(m.CloseComplete())
+
+    def on_sync(self, msg: m.Sync) -> None:
+        self.skipping = False
+        if self.tx == "I":
+            self.portals.clear()
+        self._s.send(m.ReadyForQuery(self.tx))

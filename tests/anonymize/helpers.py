@@ -1,0 +1,267 @@
+"""Golden SQL cases for the operators: tables, loader, generator, tree checks.
+
+A fixture file ``tests/fixtures/anonymize/<operator>.sql`` holds cases like::
+
+    # title: fixed groups of 3, mean
+    # dialect: duckdb
+    # table: seed000
+    # execute: duckdb
+    {"columns": ["x"], "k": 3};
+    SELECT ... ;
+
+The first statement is the operator's parameters (JSON, as in the policy's
+YAML), the second the SQL the operator generates for that dialect. Regenerate
+after an intended change with ``python -m tests.anonymize.helpers``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from sqlglot import exp, parse_one
+
+from paradise.anonymize.base import OperatorContext, column
+from paradise.anonymize.registry import OPERATORS
+from paradise.backends.duckdb import DuckDBBackend
+from paradise.pipeline import BackendAccess
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "anonymize"
+DIALECTS = ("duckdb", "postgres", "mysql")
+SEED000 = (356, 670, 815, 132, 613, 916, 538, 348, 3, 396, 401)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A small test table: name, typed columns with classes, and its rows."""
+
+    name: str
+    columns: dict[str, str]
+    classes: dict[str, str]
+    rows: list[tuple[Any, ...]]
+    k: int = 2
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def create(self, con: duckdb.DuckDBPyConnection) -> None:
+        cols = ", ".join(f'"{c}" {t}' for c, t in self.columns.items())
+        con.execute(f'CREATE OR REPLACE TABLE "{self.name}" ({cols})')
+        marks = ", ".join("?" for _ in self.columns)
+        con.executemany(f'INSERT INTO "{self.name}" VALUES ({marks})', self.rows)
+
+
+TABLES: dict[str, TableSpec] = {
+    # seed 000's eleven values (and a NULL), with a row number
+    "seed000": TableSpec(
+        "seed000",
+        {"id": "INTEGER", "x": "DOUBLE"},
+        {"id": "insensitive", "x": "sensitive"},
+        [(i + 1, float(v)) for i, v in enumerate(SEED000)] + [(12, None)],
+    ),
+    # seed 003 Tables 3 and 4: country and age
+    "land_age": TableSpec(
+        "land_age",
+        {"id": "INTEGER", "land": "VARCHAR", "age": "INTEGER"},
+        {"id": "insensitive", "land": "quasi_identifier", "age": "quasi_identifier"},
+        [
+            (1, "Deutschland", 21),
+            (2, "Schweiz", 35),
+            (3, "Deutschland", 29),
+            (4, "Deutschland", 23),
+            (5, "Brasilien", 36),
+            (6, "Schweiz", 30),
+        ],
+    ),
+    # seed 003 Table 4's input: Table 3 after recoding age
+    "table4": TableSpec(
+        "table4",
+        {"id": "INTEGER", "land": "VARCHAR", "age": "VARCHAR"},
+        {"id": "insensitive", "land": "quasi_identifier", "age": "quasi_identifier"},
+        [
+            (1, "Deutschland", "20-29"),
+            (2, "Schweiz", "30-39"),
+            (3, "Deutschland", "20-29"),
+            (4, "Deutschland", "20-29"),
+            (5, "Brasilien", "30-39"),
+            (6, "Schweiz", "30-39"),
+        ],
+    ),
+    # seed 003 Tables 5-12: Var1, Var2
+    "var12": TableSpec(
+        "var12",
+        {"id": "INTEGER", "var1": "DOUBLE", "var2": "DOUBLE"},
+        {"id": "insensitive", "var1": "sensitive", "var2": "sensitive"},
+        [
+            (1, 0.5, 20.0),
+            (2, 1.0, 4.0),
+            (3, 1.2, 5.0),
+            (4, 0.3, 27.0),
+            (5, 3.0, 53.0),
+            (6, 0.1, 11.0),
+        ],
+    ),
+    "events": TableSpec(
+        "events",
+        {"id": "INTEGER", "ts": "TIMESTAMP", "day": "DATE", "amount": "DOUBLE"},
+        {
+            "id": "insensitive",
+            "ts": "quasi_identifier",
+            "day": "quasi_identifier",
+            "amount": "sensitive",
+        },
+        [
+            (1, "2024-03-17 10:42:00", "2024-03-17", 12.34),
+            (2, "2024-03-02 23:59:59", "2024-03-02", 99.5),
+            (3, "2023-12-31 00:00:01", "2023-12-31", 0.49),
+            (4, None, None, None),
+        ],
+    ),
+}
+
+
+def context(
+    table: TableSpec, dialect: str, database: BackendAccess | None = None
+) -> OperatorContext:
+    """The operator context for ``table`` in ``dialect``."""
+    return OperatorContext(
+        table=table.name,
+        dialect=dialect,
+        columns=tuple(table.columns),
+        classes=dict(table.classes),
+        types=dict(table.columns),
+        k=table.k,
+        database=database,
+    )
+
+
+def relation(table: TableSpec) -> exp.Select:
+    """``SELECT <columns> FROM "table"`` as :func:`paradise.plan.plan_table` builds it."""
+    return exp.select(*(column(c) for c in table.columns)).from_(
+        exp.Table(this=exp.to_identifier(table.name, quoted=True))
+    )
+
+
+def duckdb_with_tables() -> DuckDBBackend:
+    """An in-memory DuckDB backend holding every table of :data:`TABLES`."""
+    backend = DuckDBBackend(":memory:")
+    for spec in TABLES.values():
+        spec.create(backend.connection)
+    return backend
+
+
+def generate(
+    operator: str, table: str, params: dict[str, Any], dialect: str, backend: DuckDBBackend
+) -> exp.Select:
+    """Run ``operator`` on ``table`` for ``dialect`` (rewrite-time queries go to DuckDB)."""
+    op = OPERATORS[operator]()
+    spec = TABLES[table]
+    model = op.Params.model_validate(params)
+    return op.apply(relation(spec), model, context(spec, dialect, BackendAccess(backend)))
+
+
+def load_cases(operator: str) -> list[Any]:
+    """One ``pytest.param(headers, params, expected_sql, id=title [dialect])`` per case."""
+    cases: list[Any] = []
+    for headers, statements in _blocks(FIXTURES / f"{operator}.sql"):
+        params_text, expected = statements
+        params = json.loads(params_text.rstrip(";"))
+        title = f"{headers.get('title', '?')} [{headers.get('dialect', 'duckdb')}]"
+        cases.append(pytest.param(headers, params, expected.rstrip(";").strip(), id=title))
+    return cases
+
+
+def _blocks(path: Path) -> Iterator[tuple[dict[str, str], list[str]]]:
+    headers: dict[str, str] = {}
+    statements: list[str] = []
+    buffer: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("# ") and ":" in stripped and not buffer:
+            if statements:
+                raise ValueError(f"{path}: headers inside a case: {stripped}")
+            key, value = stripped[2:].split(":", 1)
+            headers[key.strip()] = value.strip()
+            continue
+        if not stripped and not buffer:
+            continue
+        buffer.append(line)
+        if stripped.endswith(";"):
+            statements.append("\n".join(buffer).strip())
+            buffer = []
+            if len(statements) == 2:
+                yield headers, statements
+                headers, statements = {}, []
+    if buffer or statements:
+        raise ValueError(f"{path}: incomplete case at the end")
+
+
+def assert_tree_integrity(expression: exp.Expr) -> None:
+    """Every node's ``parent`` and ``arg_key`` point back to where it hangs (sqlglot's check)."""
+    for node in expression.walk():
+        for key, value in node.args.items():
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if isinstance(child, exp.Expr):
+                    assert child.parent is node, f"{child!r} has the wrong parent"
+                    assert child.arg_key == key, f"{child!r} has arg_key {child.arg_key}, not {key}"
+
+
+def assert_reparses(sql: str, dialect: str) -> None:
+    """The generated SQL parses in its dialect and renders back to the same text."""
+    assert parse_one(sql, read=dialect).sql(dialect=dialect) == sql
+
+
+def write_fixture(operator: str, cases: list[tuple[str, str, dict[str, Any], bool]]) -> None:
+    """Write ``<operator>.sql``: each (title, table, params, execute) for every dialect."""
+    backend = duckdb_with_tables()
+    lines: list[str] = []
+    for title, table, params, execute in cases:
+        for dialect in DIALECTS:
+            sql = generate(operator, table, params, dialect, backend).sql(dialect=dialect)
+            lines += [f"# title: {title}", f"# dialect: {dialect}", f"# table: {table}"]
+            if execute and dialect == "duckdb":
+                lines.append("# execute: duckdb")
+            lines += [json.dumps(params) + ";", sql + ";", ""]
+    (FIXTURES / f"{operator}.sql").write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates the fixtures
+    from tests.anonymize.golden_cases import CASES
+
+    for name, cases in CASES.items():
+        write_fixture(name, cases)
+        print(f"wrote {FIXTURES / (name + '.sql')}")
+
+
+def check_golden(
+    operator: str,
+    headers: dict[str, str],
+    params: dict[str, Any],
+    expected: str,
+    backend: DuckDBBackend,
+) -> Any:
+    """Generate, compare with the golden SQL, check the tree and the re-parse; run on DuckDB.
+
+    Returns the input and output as pandas DataFrames ``(before, after)`` when the
+    case is marked ``# execute: duckdb``, else None.
+    """
+    dialect = headers.get("dialect", "duckdb")
+    table = headers["table"]
+    generated = generate(operator, table, params, dialect, backend)
+    sql = generated.sql(dialect=dialect)
+    assert sql == expected, f"generated SQL differs from the golden:\n{sql}"
+    assert_tree_integrity(generated)
+    assert_reparses(sql, dialect)
+    if headers.get("execute") != "duckdb":
+        return None
+    before = backend.connection.sql(f'SELECT * FROM "{table}"').df()
+    after = backend.connection.sql(sql).df()
+    assert list(after.columns) == list(TABLES[table].columns)
+    if "id" in after.columns and after["id"].notna().all():  # align rows by the untouched id
+        before = before.sort_values("id").reset_index(drop=True)
+        after = after.sort_values("id").reset_index(drop=True)
+    return before, after

@@ -1,0 +1,163 @@
+"""Aggregate rules: minimum cell sizes, allowed aggregates, ROLLUP with cell suppression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import paradise
+from paradise.backends.duckdb import DuckDBBackend
+from paradise.cli import cli
+
+SEED_POLICY = """\
+role: office
+tables:
+  have:
+    columns: {kreis: quasi_identifier, quartier: quasi_identifier, wert: insensitive}
+    aggregates:
+      detail: refuse
+      allowed: {sum: [wert], count: ["*"]}
+      cell_suppression: {min: 1, max: 3, function: max}
+  visits:
+    columns: {person: identifier, ward: quasi_identifier, days: insensitive}
+    subject_key: person
+    aggregates: {min_cell_size: 3, count: subjects, small_cells: refuse}
+"""
+
+# microdata whose SUM(wert) ... GROUP BY ROLLUP(kreis, quartier) is seed 002's table
+SEED_MICRODATA = [(1, 1, 2), (1, 2, 7), (2, 1, 2), (2, 2, 0), (3, 1, 17)]
+# seed 002 as printed (kreis, quartier, published, min, max, reason code); totals are NULL here
+SEED_PUBLISHED = {
+    (None, None): ("28", None, None, None),
+    (1, None): ("9", None, None, None),
+    (1, 1): ("1-3", 1, 3, "primär"),
+    (1, 2): ("6-8", 6, 8, "A11"),
+    (2, None): ("1-3", 1, 3, "A12"),
+    (2, 1): ("1-3", 1, 3, "primär"),
+    (2, 2): ("0", None, None, None),
+    (3, None): ("16-18", 16, 18, "A21"),
+    (3, 1): ("16-18", 16, 18, "C1"),
+}
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory: pytest.TempPathFactory) -> paradise.Processor:
+    folder = tmp_path_factory.mktemp("policies")
+    (folder / "office.yaml").write_text(SEED_POLICY)
+    backend = DuckDBBackend(":memory:")
+    backend.run("CREATE TABLE have (kreis INTEGER, quartier INTEGER, wert INTEGER)")
+    backend.run(
+        "INSERT INTO have VALUES " + ", ".join(f"({a}, {b}, {c})" for a, b, c in SEED_MICRODATA)
+    )
+    backend.run("CREATE TABLE visits (person INTEGER, ward VARCHAR, days INTEGER)")
+    backend.run(
+        "INSERT INTO visits VALUES (1,'a',3),(1,'a',4),(1,'a',1),(2,'a',2),(3,'a',5),"
+        "(4,'b',1),(4,'b',2),(4,'b',3),(4,'b',9)"
+    )
+    return paradise.connect(backend, policies=folder, role="office")
+
+
+def test_seed_002_through_sql_rollup(office: paradise.Processor) -> None:
+    result = office.query(
+        "SELECT kreis, quartier, SUM(wert) AS wert FROM have GROUP BY ROLLUP (kreis, quartier)"
+    )
+    assert result.columns == ("kreis", "quartier", "wert", "wert_min", "wert_max", "wert_reason")
+    got = {(r[0], r[1]): (r[2], r[3], r[4], r[5]) for r in result.rows}
+    assert got == SEED_PUBLISHED
+    cells = result.annotations.aggregates["cell_suppression"]
+    assert (cells["primary"], cells["secondary"], cells["tertiary"]) == (2, 3, 1)
+    assert cells["audit"]["passed"] is True
+    assert any("audit passed" in line for line in result.annotations.notices())
+
+
+def test_detail_rows_are_refused(office: paradise.Processor) -> None:
+    with pytest.raises(paradise.QueryRejected, match="only be queried in aggregate"):
+        office.query("SELECT kreis, wert FROM have")
+
+
+def test_disallowed_aggregate_is_refused(office: paradise.Processor) -> None:
+    with pytest.raises(paradise.QueryRejected, match="aggregate AVG is not allowed"):
+        office.query("SELECT kreis, AVG(wert) FROM have GROUP BY kreis")
+    with pytest.raises(paradise.UnsupportedQueryError, match="inside subqueries"):
+        office.query(
+            "SELECT MAX(s) AS m FROM (SELECT kreis, SUM(wert) AS s FROM have GROUP BY kreis) t GROUP BY 1"
+        )
+
+
+def test_totals_without_cell_suppression_are_refused(proc: paradise.Processor) -> None:
+    with pytest.raises(paradise.UnsupportedQueryError, match="hierarchical cell suppression"):
+        proc.query("SELECT race, count(*) FROM adult GROUP BY CUBE (race)", role="tables")
+
+
+def test_distinct_subjects_are_counted(office: paradise.Processor) -> None:
+    # ward a has 5 rows but 3 distinct persons; ward b 4 rows of one person
+    with pytest.raises(paradise.VerificationError, match="fewer than 3"):
+        office.query("SELECT ward, SUM(days) AS d FROM visits GROUP BY ward")
+    ok = office.query("SELECT ward, SUM(days) AS d FROM visits WHERE ward = 'a' GROUP BY ward")
+    assert ok.rows == [("a", 15)]
+    assert '"person"' in ok.annotations.sql  # counted in the database, never released
+    assert "person" not in ok.columns
+
+
+def test_small_cells_as_intervals(proc: paradise.Processor, adult) -> None:
+    result = proc.query(
+        "SELECT native_country, count(*) AS n FROM adult GROUP BY native_country", role="tables"
+    )
+    sizes = adult.groupby("native_country").size()
+    small = int((sizes < 5).sum())
+    assert small > 0
+    published = [r[1] for r in result.rows]
+    assert published.count("1-4") == small
+    assert sorted(int(v) for v in published if v != "1-4") == sorted(
+        int(v) for v in sizes if v >= 5
+    )
+    assert result.annotations.aggregates["small_cells"] == small
+
+
+def test_rollup_on_adult_passes_audit(proc: paradise.Processor) -> None:
+    result = proc.query(
+        "SELECT race, native_country, count(*) AS n FROM adult GROUP BY ROLLUP (race, native_country)",
+        role="tables",
+    )
+    cells = result.annotations.aggregates["cell_suppression"]
+    assert cells["primary"] > 0 and cells["audit"]["passed"]
+    for row in result.rows:
+        if row[2].count("-") == 0 and row[1] is not None:
+            assert not 1 <= int(row[2]) <= 4, row  # no small count published exactly
+
+
+def test_suppress_command_reproduces_seed_002(tmp_path: Path) -> None:
+    db = str(tmp_path / "seed.duckdb")
+    backend = DuckDBBackend(db)
+    backend.run("CREATE TABLE have (kreis INTEGER, quartier INTEGER, wert INTEGER)")
+    backend.run(
+        "INSERT INTO have VALUES (0,0,28),(1,0,9),(1,1,2),(1,2,7),(2,0,2),(2,1,2),(2,2,0),(3,0,17),(3,1,17)"
+    )
+    backend.close()
+    result = CliRunner().invoke(
+        cli,
+        [
+            "suppress",
+            "--db",
+            db,
+            "--table",
+            "have",
+            "--levels",
+            "kreis,quartier",
+            "--value",
+            "wert",
+            "--min",
+            "1",
+            "--max",
+            "3",
+            "--format",
+            "csv",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Kreis,Quartier,published")
+    assert "1,2,6-8,6,8,A11,Anonymisiert, damit in Quartier 2" in result.stdout.replace('"', "")
+    assert "audit passed" in result.stderr
