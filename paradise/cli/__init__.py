@@ -10,12 +10,13 @@ from paradise.cli.app import ParadiseGroup, cli
 from paradise.cli.demo import demo
 from paradise.cli.policy import policy
 from paradise.cli.query import explain, query
+from paradise.cli.report import report
 from paradise.cli.serve import serve, user
 from paradise.cli.suppress import suppress
 
 __all__ = ["ParadiseGroup", "cli", "main"]
 
-for command in (demo, query, explain, policy, suppress, serve, user):
+for command in (demo, query, explain, policy, suppress, report, serve, user):
     cli.add_command(command)
 
 
