@@ -28,7 +28,7 @@ Example:
     >>> ctx = OperatorContext(table="adult", dialect="duckdb", columns=("age", "workclass", "sex"))
     >>> rel = exp.select('"age"', '"workclass"', '"sex"').from_("adult")
     >>> sql = Slicing().apply(rel, params, ctx).sql("duckdb")
-    >>> "% 2" in sql and "ROW_NUMBER() OVER (PARTITION BY" in sql
+    >>> "COUNT(*) OVER ()" in sql and "ROW_NUMBER() OVER (ORDER BY" in sql
     True
 """
 
@@ -242,21 +242,21 @@ def _window_round_robin(
     params: SlicingParams,
     ctx: OperatorContext,
 ) -> exp.Select:
-    """Buckets by random rank, with one sort fewer and single-integer join keys.
+    """Buckets by random rank; one unpartitioned sort per group and integer join keys.
 
-    Rows get a random rank ``p`` (``ROW_NUMBER() OVER (ORDER BY key_0)``, 0-based);
-    bucket ``b = p % n`` deals the randomly ordered rows round-robin into ``n``
-    buckets whose sizes differ by at most one, and ``p`` itself is group 0's join
-    key (its ordinal in the bucket is ``p // n``, already a random order). Every
-    other group ``j`` is permuted inside its bucket by
-    ``ROW_NUMBER() OVER (PARTITION BY b ORDER BY key_j)`` and keyed
-    ``(ordinal - 1) * n + b``, which equals group 0's ``p`` exactly for the same
-    (bucket, ordinal). So ``m`` groups cost ``m`` sorts and ``m - 1`` equi-joins
-    on one integer.
+    Rows get a random rank ``p`` (``ROW_NUMBER() OVER (ORDER BY key_0) - 1``) and
+    the bucket ``b = p * n // N`` (``N = COUNT(*) OVER ()``): consecutive ranks,
+    sizes differing by at most one, as ``NTILE`` would cut them. ``p`` is group 0's
+    join key. Every other group ``j`` is ranked by ``ROW_NUMBER() OVER (ORDER BY b,
+    key_j) - 1``: since ``b`` grows with ``p``, the rows of bucket ``b`` take the
+    same range of positions in both orders, so joining on the position pairs each
+    group-0 tuple with a random group-``j`` tuple *of the same bucket*. ``m`` groups
+    cost ``m`` sorts (unpartitioned windows sort in parallel; a ``PARTITION BY``
+    with few partitions does not) and ``m - 1`` equi-joins on one integer.
     """
     n = params.bucket_count
     source, ranked, shared = helper("src"), helper("ranked"), helper("keyed")
-    bucket, key = helper("bucket"), helper("key")
+    bucket, key, total = helper("bucket"), helper("key"), helper("rows")
     keys = [helper(f"r{j}") for j in range(len(groups))]
     with_keys = exp.select(
         *(column(c, source) for c in ctx.columns),
@@ -273,31 +273,34 @@ def _window_round_robin(
         *(column(c) for c in ctx.columns),
         *(column(k) for k in keys[1:]),
         exp.alias_(rank, key, quoted=True),
+        exp.alias_(exp.Window(this=exp.Count(this=exp.Star())), total, quoted=True),
     ).from_(with_keys.subquery(exp.to_identifier(helper("keys"), quoted=True)))
+    bucket_of = exp.IntDiv(
+        this=exp.Mul(this=column(key), expression=exp.Literal.number(n)),
+        expression=column(total),
+    )
     keyed = exp.select(
         *(column(c) for c in ctx.columns),
         *(column(k) for k in keys[1:]),
         column(key),
-        exp.alias_(
-            exp.Mod(this=column(key), expression=exp.Literal.number(n)), bucket, quoted=True
-        ),
+        exp.alias_(bucket_of, bucket, quoted=True),
     ).from_(with_rank.subquery(exp.to_identifier(ranked, quoted=True)))
 
     def part(j: int) -> exp.Subquery:
         if j == 0:
             key_expr: exp.Expr = column(key)
         else:
-            ordinal = exp.Window(
-                this=exp.func("ROW_NUMBER"),
-                partition_by=[column(bucket)],
-                order=exp.Order(expressions=[random_order(column(keys[j]), ctx.dialect)]),
-            )
-            key_expr = exp.Add(
-                this=exp.Mul(
-                    this=exp.Paren(this=exp.Sub(this=ordinal, expression=exp.Literal.number(1))),
-                    expression=exp.Literal.number(n),
+            key_expr = exp.Sub(
+                this=exp.Window(
+                    this=exp.func("ROW_NUMBER"),
+                    order=exp.Order(
+                        expressions=[
+                            random_order(column(bucket), ctx.dialect),
+                            random_order(column(keys[j]), ctx.dialect),
+                        ]
+                    ),
                 ),
-                expression=column(bucket),
+                expression=exp.Literal.number(1),
             )
         select = exp.select(
             *(column(c) for c in groups[j]), exp.alias_(key_expr, key, quoted=True)
