@@ -329,23 +329,31 @@ def _insert(
     total: int,
     progress: Progress | None,
 ) -> int:
+    close: Callable[[], None] = _nothing
     if backend.dialect == "duckdb":
         write = _duckdb_writer(backend, table)
     elif backend.dialect == "postgres":
         write = _postgres_writer(backend, table, sql_types)
     elif backend.dialect == "mysql":
-        write = _mysql_writer(backend, table, sql_types)
+        write, close = _mysql_writer(backend, table, sql_types)
     else:
         raise BackendError(f"loading into {backend.dialect} is not supported", sqlstate="0A000")
     loaded = 0
-    if progress is not None:
-        progress(0, total)
-    for batch in batches:
-        write(batch)
-        loaded += batch.num_rows
+    try:
         if progress is not None:
-            progress(loaded, total)
+            progress(0, total)
+        for batch in batches:
+            write(batch)
+            loaded += batch.num_rows
+            if progress is not None:
+                progress(loaded, total)
+    finally:
+        close()
     return loaded
+
+
+def _nothing() -> None:
+    """A writer's close function when it holds no connection of its own."""
 
 
 def _duckdb_writer(backend: Backend, table: str) -> Callable[[pa.RecordBatch], None]:
@@ -369,7 +377,8 @@ def _duckdb_writer(backend: Backend, table: str) -> Callable[[pa.RecordBatch], N
 def _csv_bytes(batch: pa.RecordBatch) -> bytes:
     sink = pa.BufferOutputStream()
     pacsv.write_csv(batch, sink, pacsv.WriteOptions(include_header=False))
-    return sink.getvalue().to_pybytes()
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
 
 
 def _postgres_writer(
@@ -397,13 +406,14 @@ def _postgres_writer(
 
 def _mysql_writer(
     backend: Backend, table: str, sql_types: Mapping[str, exp.DataType]
-) -> Callable[[pa.RecordBatch], None]:
+) -> tuple[Callable[[pa.RecordBatch], None], Callable[[], None]]:
+    """The batch writer and the function that closes its ``LOCAL INFILE`` connection."""
     loader = backend.reopen(local_infile=True)  # type: ignore[attr-defined]
     allowed = loader.execute("SELECT @@GLOBAL.local_infile").rows[0][0]
     names = list(sql_types)
     if not allowed:
         loader.close()
-        return _mysql_insert_writer(backend, table, names)
+        return _mysql_insert_writer(backend, table, names), _nothing
 
     def write(batch: pa.RecordBatch) -> None:
         batch = _text_ready(batch, hex_binary=False, bool_as_int=True)
@@ -445,7 +455,7 @@ def _mysql_writer(
         finally:
             os.unlink(path)
 
-    return write
+    return write, loader.close
 
 
 def _mysql_load(loader: Any, statement: str, expected: int) -> None:

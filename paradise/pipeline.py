@@ -8,6 +8,7 @@ nothing is sent to the database; the original SQL is never forwarded.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,15 +20,21 @@ from sqlglot import exp
 
 from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
 from paradise.anonymize.preferences import shaped_subjects_query
-from paradise.anonymize.pseudonym import redact, role_key
+from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
 from paradise.backends.base import Backend
-from paradise.errors import BackendError, ParadiseError, UnsupportedQueryError
+from paradise.errors import (
+    BackendError,
+    ParadiseError,
+    UnsupportedQueryError,
+    VerificationError,
+)
 from paradise.params import bind_params
 from paradise.parse import parse_query
 from paradise.plan import SUBJECT, TablePlan, plan_table
 from paradise.postprocess.aggregates import enforce_cells, suppress_rollup
 from paradise.postprocess.annotate import Annotations, TableAnnotation
 from paradise.postprocess.verify import Verification, verify_result
+from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.result import ExplainResult, Result
 from paradise.rewrite import CHECKS, qualify_query
 from paradise.rewrite.check_tables import base_tables
@@ -93,7 +100,31 @@ def prepare(
 
     The database is touched only by operators that need rewrite-time aggregates
     (``database``; see :class:`paradise.anonymize.base.RewriteDatabase`).
+    Fails closed: an unexpected exception in any stage rejects the query with
+    :class:`~paradise.errors.UnsupportedQueryError`.
     """
+    try:
+        return _prepare(sql, ctx, params=params, plan_cache=plan_cache, database=database)
+    except ParadiseError:
+        raise
+    except Exception as exc:  # fail closed (B1.3): never run what was not fully understood
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        if ctx.pseudonym_secret is not None and len(ctx.pseudonym_secret) >= MIN_SECRET_BYTES:
+            first = redact(first, pads(role_key(ctx.pseudonym_secret, ctx.role)))
+        raise UnsupportedQueryError(
+            f"cannot rewrite the query: {type(exc).__name__}: {first}"[:300],
+            hint="simplify the query",
+        ) from exc
+
+
+def _prepare(
+    sql: str,
+    ctx: RewriteContext,
+    *,
+    params: Sequence[Any] | None = None,
+    plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
+    database: RewriteDatabase | None = None,
+) -> Prepared:
     clock = _Clock()
     read = ctx.read_dialect or ctx.dialect
     expression: exp.Query = parse_query(sql, read)
@@ -169,12 +200,13 @@ def prepare(
         ops = ", ".join(s["operator"] for s in plan.steps) or "projection only"
         steps.append(f"rewrite: replace_tables {plan.table} -> anonymized relation ({ops})")
     if not weighted and any(p.shuffle for p in plans.values()):
-        shuffle_output(qualified)
+        qualified = shuffle_output(qualified)
         steps.append("rewrite: shuffle_output (ORDER BY RANDOM())")
     clock.lap("rewrite")
     if ctx.dialect == "mysql":
         _rollup_for_mysql(qualified)
-    generated = qualified.sql(dialect=ctx.dialect)
+    # comments are the user's text: never forward them (MySQL runs /*! ... */ as code)
+    generated = qualified.sql(dialect=ctx.dialect, comments=False)
     clock.lap("generate")
     return Prepared(
         generated,
@@ -251,10 +283,25 @@ def run(
     *,
     params: Sequence[Any] | None = None,
     plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
+    prepared_cache: PreparedCache[Prepared] | None = None,
 ) -> Result:
-    """Prepare, execute, verify and annotate one query."""
+    """Prepare, execute, verify and annotate one query.
+
+    With ``prepared_cache``, a query prepared before under the same role, dialect, text and
+    parameters is not prepared again; a preparation is cached only if it did not read the
+    database (see :mod:`paradise.prepared_cache`).
+    """
     access = BackendAccess(backend)
-    prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache, database=access)
+    key = None
+    if prepared_cache is not None:
+        key = prepared_key(sql, role=ctx.role, read_dialect=ctx.read_dialect, params=params)
+    cached = prepared_cache.get(key) if prepared_cache is not None and key is not None else None
+    if cached is not None:
+        prepared = dataclasses.replace(cached, timings_ms={"prepare (cached)": 0.0})
+    else:
+        prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache, database=access)
+        if prepared_cache is not None and key is not None and not access.used:
+            prepared_cache.put(key, prepared)
     clock = _Clock()
     result_set = _execute(backend, prepared)
     clock.lap("execute")
@@ -281,9 +328,17 @@ def run(
             for pos in spec.value_positions:
                 if pa.types.is_string(table.schema.field(pos).type):
                     types = tuple("VARCHAR" if i == pos else t for i, t in enumerate(types))
-        verification = verify_result(
-            prepared.columns, table, prepared.lineage, prepared.plans, weights=weights
-        )
+        try:
+            verification = verify_result(
+                prepared.columns, table, prepared.lineage, prepared.plans, weights=weights
+            )
+        except ParadiseError:
+            raise
+        except Exception as exc:  # fail closed: an answer that cannot be checked is withheld
+            raise VerificationError(
+                f"the answer cannot be verified: {type(exc).__name__}",
+                hint="select plain columns and aggregates (no structs, lists or JSON values)",
+            ) from exc
     clock.lap("verify")
     preferences = _count_shaped_subjects(prepared, access)
     clock.lap("preferences")
@@ -331,9 +386,11 @@ class BackendAccess:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.dialect = backend.dialect
+        self.used = False  # read or written by an operator: the preparation is data-dependent
         self._rendered: tuple[exp.Query, str] | None = None  # iterative operators repeat a query
 
     def aggregate(self, query: exp.Query) -> list[tuple[Any, ...]]:
+        self.used = True
         if self._rendered is not None and self._rendered[0] is query:
             sql = self._rendered[1]
         else:
@@ -353,6 +410,7 @@ class BackendAccess:
         return rows
 
     def execute(self, statement: exp.Expr) -> None:
+        self.used = True
         targets: list[Any] = []
         if isinstance(statement, exp.Drop):
             targets = list(statement.args.get("tables") or [statement.this])

@@ -24,6 +24,7 @@ from paradise.backends import Backend, connect_backend
 from paradise.errors import QueryRejected
 from paradise.plan import TablePlan
 from paradise.policy import PolicySet, RolePolicy, load_policies
+from paradise.prepared_cache import PreparedCache
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.context import RewriteContext
 
@@ -37,8 +38,8 @@ class Processor:
     """Runs queries under role policies against one backend.
 
     Safe to share between threads: per-query state lives in the pipeline's
-    frozen values; the only shared state is the catalog and the plan cache,
-    both guarded by a lock.
+    frozen values; the only shared state is the catalog, the plan cache and the cache of
+    prepared queries (:mod:`paradise.prepared_cache`), all guarded by locks.
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class Processor:
         self.read_dialect = read_dialect
         self._catalog: dict[str, dict[str, str]] | None = None
         self._plans: dict[tuple[str, str, bool], TablePlan] = {}
+        self._prepared: PreparedCache[pipeline.Prepared] = PreparedCache()
         secret = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
         self._pseudonym_secret = secret.encode("utf-8") if isinstance(secret, str) else secret
         self._lock = threading.Lock()
@@ -91,27 +93,46 @@ class Processor:
             return self._catalog
 
     def refresh(self) -> None:
-        """Forget the cached catalog and anonymization plans."""
+        """Forget the cached catalog, anonymization plans and prepared queries."""
         with self._lock:
             self._catalog = None
             self._plans.clear()
+            self._prepared.clear()
 
-    def context(self, role: str | None = None) -> RewriteContext:
+    def context(
+        self, role: str | None = None, *, read_dialect: str | None = None
+    ) -> RewriteContext:
+        """The rewrite context of ``role``; ``read_dialect`` overrides the processor's."""
         return RewriteContext(
             policy=self.policy(role),
             catalog=self.catalog(),
             dialect=self.backend.dialect,
-            read_dialect=self.read_dialect,
+            read_dialect=read_dialect or self.read_dialect,
             pseudonym_secret=self._pseudonym_secret,
         )
 
     # --- queries --------------------------------------------------------------------------
     def query(
-        self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
+        self,
+        sql: str,
+        role: str | None = None,
+        params: Sequence[Any] | None = None,
+        *,
+        read_dialect: str | None = None,
     ) -> Result:
-        """Run ``sql`` under ``role``: rewritten, executed in the database, verified, annotated."""
+        """Run ``sql`` under ``role``: rewritten, executed in the database, verified, annotated.
+
+        ``read_dialect`` is the dialect ``sql`` is written in when it differs from the
+        processor's (the proxy's MySQL listener passes ``"mysql"``).
+        """
+        ctx = self.context(role, read_dialect=read_dialect)
         return pipeline.run(
-            sql, self.context(role), self.backend, params=params, plan_cache=self._plans
+            sql,
+            ctx,
+            self.backend,
+            params=params,
+            plan_cache=self._plans,
+            prepared_cache=self._prepared,
         )
 
     def explain(

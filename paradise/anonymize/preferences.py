@@ -223,7 +223,13 @@ def _per_subject(pc: PreferenceContext) -> exp.Select:
     return exp.select(*projections).from_(rules).where(purpose).group_by(column(_SUBJECT))
 
 
-def _coarsen(value: exp.Expr, level: str, coarsening: Coarsening, col: str, type_: str) -> exp.Expr:
+_TIME_RESULT: dict[str, exp.DataType.Type] = {"mysql": exp.DataType.Type.DATETIME}
+"""Dialects whose truncated timestamp needs a cast back (MySQL's is built from a string)."""
+
+
+def _coarsen(
+    value: exp.Expr, level: str, coarsening: Coarsening, col: str, type_: str, dialect: str
+) -> exp.Expr:
     if coarsening.kind == "time":
         if not any(word in type_.upper() for word in ("DATE", "TIME")):
             raise UnsupportedQueryError(
@@ -231,7 +237,9 @@ def _coarsen(value: exp.Expr, level: str, coarsening: Coarsening, col: str, type
                 policy_rule=f"preferences.coarsen.{col}: time",
                 hint="declare a mapping coarsening for non-temporal columns",
             )
-        return exp.TimestampTrunc(this=value, unit=exp.var(level.upper()))
+        truncated: exp.Expr = exp.TimestampTrunc(this=value, unit=exp.var(level.upper()))
+        cast = _TIME_RESULT.get(dialect)
+        return exp.cast(truncated, cast) if cast is not None else truncated
     mapping = coarsening.mappings[level]
     return exp.Case(
         this=value,
@@ -285,7 +293,9 @@ def apply_preferences(relation: exp.Select, pc: PreferenceContext) -> exp.Select
             rank = flag(_name(i, "c"))
             ifs.append(exp.If(this=exp.Is(this=rank, expression=exp.null()), true=value.copy()))
             for n, level in enumerate(coarsening.levels):
-                coarse = _coarsen(value.copy(), level, coarsening, name, pc.types.get(name, ""))
+                coarse = _coarsen(
+                    value.copy(), level, coarsening, name, pc.types.get(name, ""), pc.dialect
+                )
                 ifs.append(
                     exp.If(
                         this=exp.EQ(this=rank.copy(), expression=exp.Literal.number(n + 1)),

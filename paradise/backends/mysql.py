@@ -14,10 +14,13 @@ CTEs in temporary tables, and one that spills to disk makes slicing several
 times slower. ``optimizer_search_depth`` is lowered from 62 (exhaustive) to 4:
 slicing joins one derived table per column group on a single key, and with 11
 groups MariaDB otherwise spends over a minute choosing among join orders that
-all cost the same (0.08 s at depth 4). Errors carry a SQLSTATE: the standard one where the condition has
-one (``08001`` cannot connect, ``28000`` access denied, ``3D000`` unknown
-database, ``57014`` cancelled, ``08006`` connection lost), else MySQL's own
-SQLSTATE for the error number, else ``58000``.
+all cost the same (0.08 s at depth 4).
+
+Errors carry the SQLSTATE PostgreSQL uses for the same condition, so callers
+test one code on every backend (``08001`` cannot connect, ``28000`` access
+denied, ``3D000`` unknown database, ``42P01`` unknown table, ``42703`` unknown
+column, ``42601`` syntax, ``57014`` cancelled, ``08006`` connection lost), else
+``58000``; the MySQL error number is kept in the message.
 
 Example:
     >>> import os
@@ -250,8 +253,8 @@ def normalize_type(column_type: str) -> str:
     base = text.replace(" unsigned", "").replace(" zerofill", "").strip()
     head = base.split("(", 1)[0].strip()
     if head in ("enum", "set"):
-        values = exp.maybe_parse(f"({base.split('(', 1)[1]}", dialect="mysql")
-        width = max((len(v.name) for v in values.find_all(exp.Literal)), default=1)
+        members: exp.Expr = exp.maybe_parse(f"({base.split('(', 1)[1]}", dialect="mysql")
+        width = max((len(v.name) for v in members.find_all(exp.Literal)), default=1)
         return f"VARCHAR({width})"
     widened = {"tinyint": "SMALLINT", "smallint": "INT", "mediumint": "INT", "int": "BIGINT"}
     if unsigned and head in widened:
@@ -275,7 +278,7 @@ def _to_result(fields: Sequence[Any], rows: Sequence[Sequence[Any]]) -> ResultSe
     types: list[str] = []
     arrays: list[pa.Array] = []
     for i, field in enumerate(fields):
-        values = [row[i] for row in rows]
+        values: list[Any] = [row[i] for row in rows]
         arrow, sql_type = _field_type(field)
         types.append(sql_type)
         arrays.append(_column(values, arrow, field))

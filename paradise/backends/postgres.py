@@ -157,7 +157,7 @@ class PostgresBackend:
             try:
                 described = _describe(con, sql)
                 if described is None:  # not a query (e.g. SET): run it, return nothing
-                    con.execute(sql.encode())  # type: ignore[call-overload]
+                    con.execute(sql.encode())
                     return ResultSet((), (), pa.table({}))
                 try:
                     return _copy_fetch(con, sql, described)
@@ -172,7 +172,7 @@ class PostgresBackend:
         with self._lock:
             con = self._connection()
             try:
-                con.execute(sql.encode())  # type: ignore[call-overload]
+                con.execute(sql.encode())
             except psycopg.Error as exc:
                 raise _query_error(exc, con) from exc
 
@@ -194,7 +194,7 @@ class PostgresBackend:
             con = self._connection()
             try:
                 with con.cursor() as cur:
-                    cur.execute(sql.encode())  # type: ignore[call-overload]
+                    cur.execute(sql.encode())
                     if cur.description is None:
                         return ResultSet((), (), pa.table({}))
                     names = tuple(d.name for d in cur.description)
@@ -349,7 +349,8 @@ def _connect_error(exc: psycopg.Error, params: Mapping[str, Any]) -> BackendErro
     sqlstate = exc.sqlstate or next(
         (code for pattern, code in _CONNECT_STATES if pattern.search(text)), "08001"
     )
-    where = f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname', '')}"
+    host, port = params.get("host", "localhost"), params.get("port", 5432)
+    where = f"{host}:{port}/{params.get('dbname', '')}"
     return BackendError(
         f"cannot connect to PostgreSQL at {where}: {reason}",
         sqlstate=sqlstate,

@@ -33,6 +33,11 @@ __all__ = ["serve", "user"]
     "--listen", multiple=True, help="HOST:PORT to listen on (repeatable; overrides the config)."
 )
 @click.option(
+    "--mysql-listen",
+    multiple=True,
+    help="HOST:PORT for the MySQL protocol (repeatable; overrides the config's mysql_listen).",
+)
+@click.option(
     "--demo", is_flag=True, help="Load the bundled demo data into the (DuckDB) backend first."
 )
 def serve(
@@ -40,9 +45,10 @@ def serve(
     backend: str | None,
     policies: str | None,
     listen: tuple[str, ...],
+    mysql_listen: tuple[str, ...],
     demo: bool,
 ) -> None:
-    """Serve the PostgreSQL wire protocol: every statement runs through the pipeline."""
+    """Serve the PostgreSQL (and optionally MySQL) wire protocol through the pipeline."""
     from paradise.processor import connect
     from paradise.server import PgServer, ServerConfig, load_config
     from paradise.server.config import parse_config
@@ -53,6 +59,9 @@ def serve(
         config = dataclasses.replace(
             config, listen=parse_config({"listen": list(listen)}, source="--listen").listen
         )
+    if mysql_listen:
+        parsed = parse_config({"mysql_listen": list(mysql_listen)}, source="--mysql-listen")
+        config = dataclasses.replace(config, mysql_listen=parsed.mysql_listen)
     target = backend or config.backend or ":memory:"
     policy_dir = policies or (str(config.policies) if config.policies else None)
     if not config.users:
@@ -65,11 +74,20 @@ def serve(
     if demo:
         processor.load_demo()
     handler = PipelineHandler(processor)
+    mysql = None
+    if config.mysql_listen:  # the same users, roles and processor; queries read as MySQL
+        from paradise.server.mysql import MysqlListener
+
+        mysql = MysqlListener(config, PipelineHandler(processor, read_dialect="mysql"))
 
     def started(server: PgServer) -> None:
         addresses = ", ".join(
             f"{h}:{p}" for (h, _), p in zip(config.listen, server.ports, strict=False)
         )
+        if mysql is not None:
+            addresses += ", MySQL " + ", ".join(
+                f"{h}:{p}" for (h, _), p in zip(config.mysql_listen, mysql.ports, strict=False)
+            )
         err_console.print(
             f"paradise serve: listening on {addresses}; backend {target}; "
             f"roles {', '.join(processor.roles)}",
@@ -78,8 +96,17 @@ def serve(
 
     from paradise.server import serve as run_server
 
+    async def run_all() -> None:
+        if mysql is not None:
+            await mysql.start()
+        try:
+            await run_server(config, handler, on_started=started)
+        finally:
+            if mysql is not None:
+                await mysql.stop()
+
     try:
-        asyncio.run(run_server(config, handler, on_started=started))
+        asyncio.run(run_all())
     finally:
         processor.close()
 
@@ -106,8 +133,8 @@ def user() -> None:
     multiple=True,
     default=("scram-sha-256",),
     show_default=True,
-    type=click.Choice(["scram-sha-256", "md5", "password"]),
-    help="Allowed login methods.",
+    type=click.Choice(["scram-sha-256", "md5", "password", "mysql-native"]),
+    help="Allowed login methods (mysql-native: the MySQL listener, stores SHA1(SHA1(pw))).",
 )
 def add(
     name: str,

@@ -74,15 +74,26 @@ def _check_resolved(qualified: exp.Expr, original: exp.Expr, ctx: RewriteContext
     """Refuse columns ``qualify`` left unresolved (it skips some, e.g. inside HAVING).
 
     A column without a table after qualification is only legitimate as a reference
-    to a projection alias of its own SELECT (``ORDER BY n``); anything else would
-    be resolved by the database instead of by the policy check, so it is refused.
+    to a projection alias of its own SELECT in ORDER BY / GROUP BY / HAVING
+    (``ORDER BY n``); anything else would be resolved by the database instead of by
+    the policy check — a bare table alias, for one, is the whole row in DuckDB and
+    PostgreSQL — so it is refused.
     """
+    for whole in qualified.find_all(exp.TableColumn):
+        # DuckDB/PostgreSQL read a bare table alias as the whole row (a struct or a
+        # record): its fields would bypass lineage and verification
+        raise UnsupportedQueryError(
+            f'a table alias used as a value ("{whole.name}") is not supported',
+            policy_rule=f"{ctx.role}: every released column must be traceable to stored columns",
+            hint=f"select the columns you need, e.g. {whole.name}.*",
+        )
     for col in qualified.find_all(exp.Column):
         if col.table:
             continue
+        clause = col.find_ancestor(exp.Order, exp.Group, exp.Having, exp.Select)
         select = col.find_ancestor(exp.Select)
         aliases = {s.alias_or_name for s in select.selects} if select is not None else set()
-        if col.name in aliases:
+        if not isinstance(clause, exp.Select) and col.name in aliases:
             continue
         raise _explain_unresolved(f"Column '{col.name}' could not be resolved", original, ctx)
 

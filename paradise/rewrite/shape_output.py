@@ -47,7 +47,25 @@ def add_group_counts(expression: exp.Query, count: exp.Expr | None = None) -> ex
 
 
 def shuffle_output(expression: exp.Query) -> exp.Query:
-    """Order the released rows randomly unless the query orders them itself."""
-    if expression.args.get("order") is None:
-        expression.set("order", exp.Order(expressions=[exp.Ordered(this=exp.Rand())]))
+    """Order the released rows randomly unless the query orders them itself.
+
+    A set operation or a ``SELECT DISTINCT`` cannot be ordered by an expression
+    it does not select (PostgreSQL refuses both), so it is wrapped first:
+    ``SELECT * FROM (<query>) AS _paradise_shuffled ORDER BY RANDOM()`` (its CTEs move
+    to the wrapper). Returns the query to use.
+
+    >>> import sqlglot
+    >>> shuffle_output(sqlglot.parse_one("SELECT a FROM t UNION SELECT b FROM u")).sql("postgres")
+    'SELECT * FROM (SELECT a FROM t UNION SELECT b FROM u) AS _paradise_shuffled ORDER BY RANDOM()'
+    """
+    if expression.args.get("order") is not None:
+        return expression
+    if isinstance(expression, exp.SetOperation) or expression.args.get("distinct"):
+        ctes = expression.args.get("with_")
+        expression.set("with_", None)
+        wrapped = exp.select(exp.Star()).from_(expression.subquery(helper("shuffled")))
+        if ctes is not None:
+            wrapped.set("with_", ctes)
+        expression = wrapped
+    expression.set("order", exp.Order(expressions=[exp.Ordered(this=exp.Rand())]))
     return expression

@@ -33,6 +33,7 @@ __all__ = [
     "hash_password",
     "md5_password_hash",
     "mock_verifier",
+    "mysql_native_password_hash",
     "parse_sasl_initial_response",
     "saslprep",
     "verify_password",
@@ -154,6 +155,20 @@ def md5_password_hash(password: str, user: str) -> str:
         'md520c46e3762c864548e296b33c3406aa9'
     """
     return "md5" + hashlib.md5((password + user).encode("utf-8")).hexdigest()
+
+
+def mysql_native_password_hash(password: str) -> str:
+    """MySQL's ``mysql_native_password`` stored hash: ``*`` + upper-case hex SHA1(SHA1(password)).
+
+    Only for users allowed to log in through the MySQL listener (``mysql-native``); like the
+    stored hash of a MySQL server it suffices to check a login but not to log in.
+
+    Example:
+        >>> mysql_native_password_hash("pencil")
+        '*7614BE58636C810A9D8970A50B3B2A78450413E4'
+    """
+    inner = hashlib.sha1(password.encode("utf-8")).digest()
+    return "*" + hashlib.sha1(inner).hexdigest().upper()
 
 
 def check_md5_response(response: bytes, md5_hash: str, salt: bytes) -> bool:

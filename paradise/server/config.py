@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from paradise.errors import ParadiseError
-from paradise.server.auth import ScramVerifier, hash_password, md5_password_hash
+from paradise.server.auth import (
+    ScramVerifier,
+    hash_password,
+    md5_password_hash,
+    mysql_native_password_hash,
+)
 
 __all__ = [
     "AUTH_METHODS",
@@ -35,7 +40,8 @@ __all__ = [
     "user_toml",
 ]
 
-AUTH_METHODS = ("scram-sha-256", "md5", "password")
+AUTH_METHODS = ("scram-sha-256", "md5", "password", "mysql-native")
+"""Login methods; ``mysql-native`` is used only by the MySQL listener (``mysql_listen``)."""
 
 
 class ConfigError(ParadiseError, ValueError):
@@ -58,6 +64,8 @@ class UserConfig:
     scram: ScramVerifier | None = None
     md5_hash: str | None = None
     auth_methods: tuple[str, ...] = ("scram-sha-256",)
+    mysql_native_hash: str | None = None
+    """``*`` + hex SHA1(SHA1(password)), for ``mysql-native`` logins on the MySQL listener."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +85,7 @@ class ServerConfig:
     """Everything ``paradise serve`` needs besides the query handler."""
 
     listen: tuple[tuple[str, int], ...] = (("127.0.0.1", 6543),)
+    mysql_listen: tuple[tuple[str, int], ...] = ()
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_required: bool = False
@@ -94,21 +103,34 @@ def _fail(source: str, key: str, problem: str) -> ConfigError:
     return ConfigError(f"{source}: {key}: {problem}")
 
 
-def _address(text: object, source: str) -> tuple[str, int]:
+def _address(text: object, source: str, key: str = "listen") -> tuple[str, int]:
     if not isinstance(text, str) or ":" not in text:
-        raise _fail(source, "listen", f"expected 'host:port', got {text!r}")
+        raise _fail(source, key, f"expected 'host:port', got {text!r}")
     host, _, port = text.rpartition(":")
     host = host.strip("[]")
     if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise _fail(source, "listen", f"invalid port in {text!r}")
+        raise _fail(source, key, f"invalid port in {text!r}")
     return host, int(port)
+
+
+def _addresses(raw: object, source: str, key: str) -> tuple[tuple[str, int], ...]:
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple):
+        raise _fail(source, key, f"expected 'host:port' or a list of them, got {raw!r}")
+    return tuple(_address(x, source, key) for x in items)
 
 
 def _user(name: str, raw: object, source: str) -> UserConfig:
     key = f"users.{name}"
     if not isinstance(raw, Mapping):
         raise _fail(source, key, "expected a table")
-    unknown = set(raw) - {"password", "md5_password", "role", "auth_methods"}
+    unknown = set(raw) - {
+        "password",
+        "md5_password",
+        "mysql_native_password",
+        "role",
+        "auth_methods",
+    }
     if unknown:
         raise _fail(source, key, f"unknown keys {sorted(unknown)}")
     role = raw.get("role")
@@ -135,7 +157,17 @@ def _user(name: str, raw: object, source: str) -> UserConfig:
         raise _fail(source, f"{key}.password", "required for scram-sha-256 and password auth")
     if "md5" in methods and md5_hash is None:
         raise _fail(source, f"{key}.md5_password", "required for md5 auth")
-    return UserConfig(name, role, scram, md5_hash, methods)
+    native = raw.get("mysql_native_password")
+    if native is not None and not (
+        isinstance(native, str)
+        and len(native) == 41
+        and native.startswith("*")
+        and all(c in "0123456789abcdefABCDEF" for c in native[1:])
+    ):
+        raise _fail(source, f"{key}.mysql_native_password", "expected '*' + 40 hex digits")
+    if "mysql-native" in methods and native is None:
+        raise _fail(source, f"{key}.mysql_native_password", "required for mysql-native auth")
+    return UserConfig(name, role, scram, md5_hash, methods, native.upper() if native else None)
 
 
 def _limits(raw: object, source: str) -> Limits:
@@ -161,13 +193,20 @@ def parse_config(
     data: Mapping[str, Any], *, base_dir: Path | None = None, source: str = "<config>"
 ) -> ServerConfig:
     """Validate a parsed TOML document; relative paths are resolved against ``base_dir``."""
-    unknown = set(data) - {"listen", "tls", "backend", "policies", "users", "limits"}
+    unknown = set(data) - {
+        "listen",
+        "mysql_listen",
+        "tls",
+        "backend",
+        "policies",
+        "users",
+        "limits",
+    }
     if unknown:
         raise _fail(source, "(top level)", f"unknown keys {sorted(unknown)}")
     base = base_dir or Path.cwd()
-    listen_raw = data.get("listen", "127.0.0.1:6543")
-    listens = [listen_raw] if isinstance(listen_raw, str) else list(listen_raw)
-    listen = tuple(_address(x, source) for x in listens)
+    listen = _addresses(data.get("listen", "127.0.0.1:6543"), source, "listen")
+    mysql_listen = _addresses(data.get("mysql_listen", []), source, "mysql_listen")
     tls = data.get("tls", {})
     if not isinstance(tls, Mapping) or set(tls) - {"cert", "key", "required"}:
         raise _fail(source, "tls", "expected a table with cert, key and optionally required")
@@ -182,6 +221,7 @@ def parse_config(
     policies = data.get("policies")
     return ServerConfig(
         listen=listen,
+        mysql_listen=mysql_listen,
         tls_cert=cert,
         tls_key=key,
         tls_required=bool(tls.get("required", False)),
@@ -244,4 +284,7 @@ def user_toml(
     ]
     if "md5" in auth_methods:
         lines.insert(2, f"md5_password = {_toml_string(md5_password_hash(password, name))}")
+    if "mysql-native" in auth_methods:
+        native = mysql_native_password_hash(password)
+        lines.insert(2, f"mysql_native_password = {_toml_string(native)}")
     return "\n".join(lines) + "\n"

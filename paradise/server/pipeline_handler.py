@@ -26,12 +26,17 @@ __all__ = ["PipelineHandler"]
 class PipelineHandler:
     """Runs proxy statements under the login's role through :class:`Processor`.
 
+    ``read_dialect`` is the SQL dialect of the client's protocol (``"mysql"`` for the
+    MySQL listener; default: the processor's). Handlers with different dialects may
+    share one processor (and so its backend, catalog and caches).
+
     Parameters arrive as text (or decoded Python values) and are bound as
     literals into the parsed query; they never reach the SQL text.
     """
 
-    def __init__(self, processor: Processor) -> None:
+    def __init__(self, processor: Processor, *, read_dialect: str | None = None) -> None:
         self.processor = processor
+        self.read_dialect = read_dialect
         interrupt = getattr(processor.backend, "interrupt", None)
         self._per_token = (
             interrupt is not None and "token" in inspect.signature(interrupt).parameters
@@ -46,7 +51,12 @@ class PipelineHandler:
         token: object | None = None,
     ) -> HandlerResult:
         with query_token(token):
-            result = self.processor.query(sql, role=role, params=list(params) if params else None)
+            result = self.processor.query(
+                sql,
+                role=role,
+                params=list(params) if params else None,
+                read_dialect=self.read_dialect,
+            )
         columns = tuple(
             ColumnSpec(name, type_name)
             for name, type_name in zip(result.columns, result.types, strict=True)

@@ -283,7 +283,9 @@ class Session:
         user = self.config.users.get(self.user)
         methods = user.auth_methods if user else ("scram-sha-256",)
         private = self.tls_active or self.peer_is_loopback
-        method = next((x for x in methods if x != "password" or private), None)
+        method = next(  # mysql-native belongs to the MySQL listener
+            (x for x in methods if x != "mysql-native" and (x != "password" or private)), None
+        )
         if method == "scram-sha-256" or user is None:
             verifier = user.scram if user and user.scram else None
             mock = verifier is None

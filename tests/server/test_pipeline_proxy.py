@@ -147,3 +147,20 @@ def test_psql_command_and_dt(proxy: int) -> None:
     assert cols.returncode == 0, cols.stderr
     names = cols.stdout.split()
     assert "workclass" in names and "id" not in names
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="psql not installed")
+def test_psql_describe_table_shows_only_visible_columns(proxy: int) -> None:
+    env = {**os.environ, "PGPASSWORD": PASSWORD}
+    base = ["psql", "-X", "-h", "127.0.0.1", "-p", str(proxy), "-U", "ana", "-d", "paradise"]
+    for command in ("\\d adult", "\\d+ adult"):
+        out = subprocess.run(
+            [*base, "-c", command], env=env, capture_output=True, text=True, timeout=30
+        )
+        assert out.returncode == 0 and not out.stderr, out.stderr
+        assert 'Table "public.adult"' in out.stdout
+        names = [line.split("|")[0].strip() for line in out.stdout.splitlines() if "|" in line]
+        assert {"age", "workclass", "income"} <= set(names)
+        assert "id" not in names  # hidden from the analyst: not even its name
+    dt = subprocess.run([*base, "-c", "\\dt"], env=env, capture_output=True, text=True, timeout=30)
+    assert dt.returncode == 0 and "(1 row)" in dt.stdout, dt.stdout + dt.stderr

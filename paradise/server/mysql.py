@@ -1,0 +1,420 @@
+"""MySQL wire-protocol listener: mysql-mimic sessions in front of the same query handler.
+
+`mysql-mimic <https://github.com/kelsin/mysql-mimic>`_ speaks the protocol (handshake,
+``mysql_native_password``, COM_QUERY, prepared statements, result sets). This module only
+adapts it, in the same shape as the PostgreSQL side:
+
+* **logins** are paradise's users: a user may log in here only if its ``auth_methods``
+  include ``mysql-native`` and it has a ``mysql_native_password`` hash (``paradise user add
+  --auth mysql-native``); everyone else gets "Access denied". Its role is its policy role.
+* **statements** are parsed in the MySQL dialect by mysql-mimic only to route them: session
+  commands (``SET``, ``USE``, ``BEGIN``/``COMMIT``, ``SHOW VARIABLES``, ``SELECT @@version``)
+  are answered in the proxy; ``SHOW TABLES``/``DESCRIBE``/``information_schema`` from the
+  role's *visible* schema; everything else goes, as the client's original text, to the
+  handler (:class:`~paradise.server.pipeline_handler.PipelineHandler` with
+  ``read_dialect="mysql"``), which checks, rewrites, runs and verifies it. A batch of more
+  than one statement is refused before anything runs.
+* **annotations** become MySQL notes: the result's warning count tells the client, and
+  ``SHOW WARNINGS`` lists them (Level ``Note``, Code 1003), as MySQL does for EXPLAIN notes.
+* **errors** carry a MySQL error number chosen from paradise's SQLSTATE
+  (:data:`MYSQL_ERROR_CODES`) and paradise's own SQLSTATE and message.
+
+Handler calls run in worker threads (bounded by ``limits.max_concurrent_queries``), are
+interrupted after ``limits.query_timeout_seconds`` and by ``KILL QUERY`` from a connection of
+the same user.
+
+Example:
+    >>> mysql_error_code("42501"), mysql_error_code("42601"), mysql_error_code("HY123")
+    (1142, 1064, 1105)
+    >>> column_type("DECIMAL(10,2)").name, column_type("VARCHAR").name, column_type("x").name
+    ('NEWDECIMAL', 'VAR_STRING', 'VAR_STRING')
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mysql_mimic import (
+    ColumnType,
+    IdentityProvider,
+    MysqlServer,
+    NativePasswordAuthPlugin,
+    NoLoginAuthPlugin,
+    ResultColumn,
+    ResultSet,
+    Session,
+    User,
+)
+from mysql_mimic.auth import AuthPlugin
+from mysql_mimic.constants import KillKind
+from mysql_mimic.control import LocalControl, TooManyConnections
+from mysql_mimic.errors import MysqlError, get_sqlstate
+from mysql_mimic.results import AllowedResult
+from mysql_mimic.session import Query
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
+from paradise.server.config import ConfigError, ServerConfig, UserConfig, make_ssl_context
+from paradise.server.handler import HandlerResult, QueryHandler, SchemaProvider
+
+__all__ = ["MYSQL_ERROR_CODES", "MysqlListener", "column_type", "mysql_error_code"]
+
+logger = logging.getLogger("paradise.server.mysql")
+
+MYSQL_ERROR_CODES: Mapping[str, int] = {
+    "42601": 1064,  # ER_PARSE_ERROR
+    "42501": 1142,  # ER_TABLEACCESS_DENIED_ERROR: the policy refuses
+    "42P01": 1146,  # ER_NO_SUCH_TABLE
+    "42703": 1054,  # ER_BAD_FIELD_ERROR
+    "0A000": 1235,  # ER_NOT_SUPPORTED_YET
+    "57014": 1317,  # ER_QUERY_INTERRUPTED (cancel, timeout)
+    "54000": 1104,  # ER_TOO_BIG_SELECT (max_result_rows)
+    "28000": 1045,  # ER_ACCESS_DENIED_ERROR
+    "08004": 1040,  # ER_CON_COUNT_ERROR
+}
+"""paradise SQLSTATE -> MySQL error number; anything else is 1105 (ER_UNKNOWN_ERROR)."""
+
+DATABASE = "paradise"
+"""The one database the MySQL listener shows (``SHOW TABLES``, ``information_schema``)."""
+
+NOTE_CODE = 1003
+"""The code of the ``Note`` rows ``SHOW WARNINGS`` lists for paradise's annotations."""
+
+_TYPES: tuple[tuple[str, ColumnType], ...] = (
+    ("TINYINT", ColumnType.TINY),
+    ("BOOL", ColumnType.TINY),
+    ("SMALLINT", ColumnType.SHORT),
+    ("BIGINT", ColumnType.LONGLONG),
+    ("HUGEINT", ColumnType.NEWDECIMAL),
+    ("INT", ColumnType.LONG),
+    ("DECIMAL", ColumnType.NEWDECIMAL),
+    ("NUMERIC", ColumnType.NEWDECIMAL),
+    ("DOUBLE", ColumnType.DOUBLE),
+    ("FLOAT", ColumnType.FLOAT),
+    ("REAL", ColumnType.FLOAT),
+    ("TIMESTAMP", ColumnType.DATETIME),
+    ("DATE", ColumnType.DATE),
+    ("TIME", ColumnType.TIME),
+)
+
+
+def column_type(type_name: str) -> ColumnType:
+    """The MySQL column type for a DuckDB/PostgreSQL type name (text for anything unknown)."""
+    name = type_name.upper()
+    if name.endswith("[]") or name.startswith(("STRUCT", "MAP", "LIST", "UNION")):
+        return ColumnType.VAR_STRING
+    return next((t for prefix, t in _TYPES if name.startswith(prefix)), ColumnType.VAR_STRING)
+
+
+def mysql_error_code(sqlstate: str) -> int:
+    """The MySQL error number sent for a paradise error with ``sqlstate``."""
+    return MYSQL_ERROR_CODES.get(sqlstate, 1105)
+
+
+class _Code(int):
+    """A MySQL error number that also carries the SQLSTATE to send with it."""
+
+    sqlstate: str
+
+    def __new__(cls, code: int, sqlstate: str) -> _Code:
+        self = super().__new__(cls, code)
+        self.sqlstate = sqlstate
+        return self
+
+
+def _as_mysql_error(exc: ParadiseError) -> MysqlError:
+    text = str(exc)
+    if exc.hint:  # keep the hint in the one message MySQL clients show
+        text = text if "Hint:" in text else f"{text}. Hint: {exc.hint}"
+    return MysqlError(text, _Code(mysql_error_code(exc.sqlstate), exc.sqlstate))
+
+
+def _error_packet(msg: object = "", code: int = 1105, **_: Any) -> bytes:
+    """ERR_Packet (protocol 4.1): 0xFF, error number, ``#`` + SQLSTATE, message."""
+    sqlstate = getattr(code, "sqlstate", None) or get_sqlstate(code).decode()
+    return (
+        b"\xff"
+        + int(code).to_bytes(2, "little")
+        + b"#"
+        + sqlstate.encode("ascii")[:5].ljust(5, b"0")
+        + str(msg).encode("utf-8")
+    )
+
+
+class _NativePassword(NativePasswordAuthPlugin):
+    """``mysql_native_password`` without the empty-password shortcut."""
+
+    def empty_password_quickpath(self, user: User, scramble: bytes) -> bool:
+        return False
+
+
+class _Users(IdentityProvider):
+    """paradise's users as mysql-mimic sees them; no ``mysql-native`` hash means no login."""
+
+    def __init__(self, users: Mapping[str, UserConfig]) -> None:
+        self.users = users
+        self._plugins: list[AuthPlugin] = [_NativePassword(), NoLoginAuthPlugin()]
+
+    def get_plugins(self) -> list[AuthPlugin]:
+        return self._plugins
+
+    async def get_user(self, username: str) -> User | None:
+        user = self.users.get(username)
+        if (
+            user is None
+            or user.mysql_native_hash is None
+            or ("mysql-native" not in user.auth_methods)
+        ):
+            return User(name=username, auth_plugin=NoLoginAuthPlugin.name)  # "Access denied"
+        return User(
+            name=username,
+            auth_string=user.mysql_native_hash.lstrip("*").lower(),
+            auth_plugin=NativePasswordAuthPlugin.name,
+        )
+
+
+class _Control(LocalControl):
+    """Connection registry: bounded, and ``KILL`` only reaches the same user's connections."""
+
+    def __init__(self, max_connections: int) -> None:
+        super().__init__()
+        self.max_connections = max_connections
+
+    async def add(self, connection: Any) -> int:
+        if len(self._connections) >= self.max_connections:
+            raise TooManyConnections()
+        return await super().add(connection)
+
+    async def kill_as(self, username: str | None, connection_id: int, kind: KillKind) -> None:
+        target = self._connections.get(connection_id)
+        if target is None or target.session.username != username:
+            raise MysqlError(f"Unknown thread id: {connection_id}", 1094)
+        target.kill(kind)
+
+
+class _MysqlSession(Session):
+    """One MySQL connection: routes each statement; only the handler sees the data."""
+
+    def __init__(self, listener: MysqlListener) -> None:
+        super().__init__()
+        self.listener = listener
+        self.notes: tuple[str, ...] = ()
+        self.warning_count = 0  # reported in the EOF/OK packet that ends the next result
+        self.variables.set("version_comment", "paradise privacy proxy", force=True)
+        self.middlewares = [
+            self._set_var_middleware,  # SET_VAR hints; CONNECTION_ID(), VERSION() ... as values
+            self._set_middleware,  # session variables stay in the proxy
+            self._constant_middleware,  # SELECT @@version_comment, SELECT 1 (no FROM)
+            self._use_middleware,
+            self._kill_middleware,
+            self._show_middleware,  # SHOW TABLES/COLUMNS from the visible schema; WARNINGS
+            self._describe_middleware,
+            self._begin_middleware,
+            self._commit_middleware,
+            self._rollback_middleware,
+            self._info_schema_middleware,  # information_schema: the visible schema only
+        ]
+
+    async def init(self, connection: Any) -> None:
+        await super().init(connection)
+        self.database = self.database or DATABASE
+        connection.error = _error_packet  # paradise's SQLSTATE in every ERR packet
+        end_of_result = connection.ok_or_eof
+
+        def ok_or_eof(**kwargs: Any) -> bytes:
+            kwargs["warnings"] = kwargs.get("warnings") or self.warning_count
+            self.warning_count = 0
+            return end_of_result(**kwargs)
+
+        connection.ok_or_eof = ok_or_eof
+
+    @property
+    def role(self) -> str:
+        user = self.listener.config.users.get(self.username or "")
+        if user is None:  # cannot happen after a successful login; fail closed anyway
+            raise MysqlError("Access denied", 1045)
+        return user.role
+
+    async def handle_query(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
+        self.warning_count = 0
+        try:
+            expressions = self._parse(sql)
+        except (ParseError, TokenError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "cannot parse the statement"
+            raise _as_mysql_error(QuerySyntaxError(first[:200])) from None
+        if len(expressions) > 1:
+            raise _as_mysql_error(UnsupportedQueryError(
+                "multi-statement batches are not supported through the paradise proxy",
+                hint="send one statement at a time",
+            ))  # fmt: skip
+        if not expressions:
+            raise MysqlError("Query was empty", 1065)
+        expression = expressions[0]
+        if not (isinstance(expression, exp.Show) and expression.name.upper() == "WARNINGS"):
+            self.notes = ()
+        query = Query(expression, sql, attrs, self.middlewares, self.query)
+        return await query.start()
+
+    async def use(self, database: str) -> None:
+        if database.lower() not in (DATABASE, "information_schema"):
+            raise MysqlError(f"Unknown database '{database}'", 1049)
+        self.database = database
+
+    async def _constant_middleware(self, q: Query) -> AllowedResult:
+        """A SELECT of constants (no FROM, no subquery) is evaluated by mysql-mimic."""
+        expression = q.expression
+        if isinstance(expression, exp.Select) and not any(
+            node is not expression and isinstance(node, exp.Query | exp.Table)
+            for node in expression.walk()
+        ):
+            return await self._static_query_middleware(q)
+        return await q.next()
+
+    async def _kill_middleware(self, q: Query) -> AllowedResult:
+        if not isinstance(q.expression, exp.Kill):
+            return await q.next()
+        kind = KillKind[q.expression.text("kind").upper() or "CONNECTION"]
+        target = q.expression.this.name
+        if not target.isdigit():
+            raise MysqlError(f"Unknown thread id: {target}", 1094)
+        await self.listener.control.kill_as(self.username, int(target), kind)
+        return [], []
+
+    def _show_warnings(self, show: exp.Show) -> AllowedResult:
+        rows = [
+            ("Warning" if note.startswith("warning") else "Note", NOTE_CODE, note)
+            for note in self.notes
+        ]
+        return rows, ["Level", "Code", "Message"]
+
+    async def schema(self) -> dict[str, dict[str, dict[str, str]]]:
+        """The role's visible tables and columns (for SHOW, DESCRIBE, information_schema)."""
+        handler = self.listener.handler
+        if not isinstance(handler, SchemaProvider):
+            return {}
+        tables = handler.visible_tables(role=self.role)
+        visible = {t: {c.name: c.type_name for c in cols} for t, cols in tables.items()}
+        return {DATABASE: visible}
+
+    async def query(self, expression: exp.Expression, sql: str, attrs: dict[str, str]) -> Any:
+        try:
+            result = await self.listener.run(sql, self.role)
+        except ParadiseError as exc:
+            raise _as_mysql_error(exc) from None
+        except Exception as exc:  # never echo an unexpected error's text (it may hold data)
+            logger.error("query handler raised %s", type(exc).__name__, exc_info=exc)
+            raise MysqlError(
+                "internal error while running the query; the server log has details",
+                _Code(1105, "XX000"),
+            ) from None
+        self.notes = result.notices
+        self.warning_count = len(result.notices)
+        columns = [ResultColumn(c.name, column_type(c.type_name)) for c in result.columns]
+        return ResultSet(rows=result.rows, columns=columns)
+
+
+class _DropClientErrors(logging.Filter):
+    """mysql-mimic logs every error it sends a client; those are answers, not server faults."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not isinstance(record.msg, MysqlError)
+
+
+_CLIENT_ERRORS = _DropClientErrors()
+
+
+class MysqlListener:
+    """The MySQL-protocol listeners of ``paradise serve`` (``mysql_listen`` addresses)."""
+
+    def __init__(self, config: ServerConfig, handler: QueryHandler) -> None:
+        if config.tls_required:
+            raise ConfigError(
+                "mysql_listen: the MySQL listener cannot enforce tls.required; "
+                "remove mysql_listen or tls.required"
+            )
+        self.config = config
+        self.handler = handler
+        logging.getLogger("mysql_mimic.connection").addFilter(_CLIENT_ERRORS)  # idempotent
+        self.control = _Control(config.limits.max_connections)
+        self.identities = _Users(config.users)
+        self.servers: list[MysqlServer] = []
+        self.ports: list[int] = []
+        limit = config.limits.max_concurrent_queries
+        self.executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="paradise-mysql")
+        self._semaphore: asyncio.Semaphore | None = None
+
+    @property
+    def port(self) -> int:
+        """The first bound port (useful with port 0)."""
+        return self.ports[0]
+
+    async def start(self) -> None:
+        ssl_context = make_ssl_context(self.config)
+        for host, port in self.config.mysql_listen:
+            server = MysqlServer(
+                session_factory=functools.partial(_MysqlSession, self),
+                control=self.control,
+                identity_provider=self.identities,
+                ssl=ssl_context,
+            )
+            await server.start_server(host=host, port=port)
+            self.servers.append(server)
+            self.ports.extend(int(sock.getsockname()[1]) for sock in server.sockets())
+        logger.info("paradise serve (MySQL protocol) listening on %s", self.config.mysql_listen)
+
+    async def run(self, sql: str, role: str) -> HandlerResult:
+        """Run one statement through the handler in a worker thread, bounded and timed."""
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.config.limits.max_concurrent_queries)
+        loop = asyncio.get_running_loop()
+        token = object()
+        timeout = self.config.limits.query_timeout_seconds
+        async with self._semaphore:
+            work = loop.run_in_executor(
+                self.executor, functools.partial(self.handler.run, sql, role=role, token=token)
+            )
+            try:
+                result = await asyncio.wait_for(asyncio.shield(work), timeout)
+            except TimeoutError:
+                self._interrupt(token)
+                await asyncio.wait([work], timeout=5)
+                raise ParadiseError(
+                    "canceling statement due to statement timeout", sqlstate="57014"
+                ) from None
+            except asyncio.CancelledError:  # KILL QUERY, KILL CONNECTION, shutdown
+                self._interrupt(token)
+                raise
+        if not isinstance(result, HandlerResult):
+            raise ParadiseError("internal error while running the query")
+        limit = self.config.limits.max_result_rows
+        if limit is not None and len(result.rows) > limit:
+            raise ParadiseError(
+                f"the result has more than {limit} rows",
+                hint="add a LIMIT or aggregate the data",
+                sqlstate="54000",
+            )
+        return result
+
+    def _interrupt(self, token: object) -> None:
+        try:
+            self.handler.cancel(token)
+        except Exception:
+            logger.exception("handler.cancel failed")
+
+    async def stop(self) -> None:
+        """Stop accepting, end every connection, wait for the listeners to close."""
+        for server in self.servers:
+            server.close()
+        for connection in list(self.control._connections.values()):
+            connection.kill(KillKind.CONNECTION)
+        for server in self.servers:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 5)
+        self.executor.shutdown(wait=False, cancel_futures=True)
