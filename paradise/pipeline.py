@@ -44,6 +44,9 @@ from paradise.rewrite.lineage import Source, output_lineage
 from paradise.rewrite.replace_tables import replace_tables
 from paradise.rewrite.shape_output import add_group_counts, is_aggregate, shuffle_output
 
+PLAN_CACHE_SIZE = 1024
+"""Anonymization plans kept per processor (keyed by role, table, query kind, columns read)."""
+
 __all__ = ["Prepared", "explain", "prepare", "run"]
 
 
@@ -93,7 +96,7 @@ def prepare(
     ctx: RewriteContext,
     *,
     params: Sequence[Any] | None = None,
-    plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
+    plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
     database: RewriteDatabase | None = None,
 ) -> Prepared:
     """Parse, check, qualify and rewrite ``sql`` for ``ctx``'s role.
@@ -122,7 +125,7 @@ def _prepare(
     ctx: RewriteContext,
     *,
     params: Sequence[Any] | None = None,
-    plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
+    plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
     database: RewriteDatabase | None = None,
 ) -> Prepared:
     clock = _Clock()
@@ -157,11 +160,13 @@ def _prepare(
     plans: dict[str, TablePlan] = {}
     # subjects' preferences differ for row-level and aggregate queries, so plans do too
     aggregate = is_aggregate(qualified)
+    read_columns = _read_columns(qualified)
     for _scope, table in base_tables(qualified):
         key = table.name.lower()
         if key in plans:
             continue
-        cache_key = (ctx.role, key, aggregate)
+        needed = read_columns.get(key, frozenset())
+        cache_key = (ctx.role, key, aggregate, needed)
         plan = plan_cache.get(cache_key) if plan_cache is not None else None
         if plan is None:
             tp = ctx.table_policy(table.name)
@@ -180,11 +185,13 @@ def _prepare(
                 if secret is not None and tp.pseudonym_columns()
                 else None,
                 preference_columns=ctx.columns_of(source) if source is not None else None,
+                needed=needed,
             )
             if plan_cache is not None:
+                if len(plan_cache) >= PLAN_CACHE_SIZE:
+                    plan_cache.clear()
                 plan_cache[cache_key] = plan
         plans[key] = plan
-    read_columns = _read_columns(qualified)
     spec = enforce_aggregation(qualified, plans, aggregate)
     if spec is not None:
         steps.append(
@@ -282,7 +289,7 @@ def run(
     backend: Backend,
     *,
     params: Sequence[Any] | None = None,
-    plan_cache: dict[tuple[str, str, bool], TablePlan] | None = None,
+    plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
     prepared_cache: PreparedCache[Prepared] | None = None,
 ) -> Result:
     """Prepare, execute, verify and annotate one query.

@@ -22,7 +22,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from paradise.anonymize.base import OperatorContext, RewriteDatabase, column
+from paradise.anonymize.base import ROWKEY, OperatorContext, RewriteDatabase, column
+from paradise.anonymize.dialects import stable_row_hash
 from paradise.anonymize.preferences import PreferenceContext, apply_preferences
 from paradise.anonymize.pseudonym import pads, pseudonym_sql
 from paradise.anonymize.registry import operator
@@ -79,6 +80,31 @@ class TablePlan:
         return None
 
 
+PRUNABLE_OPERATORS = frozenset({"slicing"})
+"""Operators whose result on a subset of columns equals the subset of their result
+(in distribution): for them a query's plan reads only the columns it uses."""
+
+
+def prunable(policy: TablePolicy) -> bool:
+    """Whether plans of this table may be limited to the columns a query reads.
+
+    >>> from paradise.policy.model import TablePolicy
+    >>> prunable(TablePolicy.model_validate({"columns": {"a": "insensitive"}}))
+    True
+    """
+    return policy.preferences is None and all(
+        s.name in PRUNABLE_OPERATORS for s in policy.transform
+    )
+
+
+def _touched_groups(params: Any, columns: tuple[str, ...]) -> int:
+    """How many slicing groups ``columns`` fall into (ungrouped columns: one each)."""
+    groups = getattr(params, "groups", ())
+    touched = sum(1 for g in groups if any(c in columns for c in g))
+    named = {c for g in groups for c in g}
+    return touched + sum(1 for c in columns if c not in named)
+
+
 def plan_table(
     table: str,
     policy: TablePolicy,
@@ -90,6 +116,7 @@ def plan_table(
     aggregate: bool = False,
     pseudonym_key: bytes | None = None,
     preference_columns: Mapping[str, str] | None = None,
+    needed: frozenset[str] | None = None,
 ) -> TablePlan:
     """Build the anonymized relation and metadata for ``table``.
 
@@ -105,6 +132,10 @@ def plan_table(
     """
     visible = policy.visible_columns(catalog_columns)
     hidden = tuple(c for c in catalog_columns if c not in visible)
+    all_visible = visible
+    if needed is not None and prunable(policy):
+        # data minimization: read (and permute) only the columns the query uses
+        visible = tuple(c for c in visible if c in needed) or visible[:1]
     classes = {c: policy.class_of(c).value for c in visible}  # type: ignore[union-attr]
     carried = visible
     pseudonyms = policy.pseudonym_columns()
@@ -124,11 +155,25 @@ def plan_table(
         else column(c)
         for c in visible
     ]
+    first = policy.transform[0] if policy.transform else None
+    if (
+        first is not None
+        and first.name == "slicing"
+        and policy.preferences is None
+        and _touched_groups(first.params, visible) > 1
+    ):
+        # a stable row identity over all visible columns, whatever the query reads, so that
+        # a row falls into the same slicing bucket on every query
+        seed = int(getattr(first.params, "seed", 0))
+        rowkey = stable_row_hash([column(c) for c in all_visible], seed, dialect)
+        projection.append(exp.alias_(rowkey, ROWKEY, quoted=True))
+        carried = (*carried, ROWKEY)
+        classes[ROWKEY] = ColumnClass.IDENTIFIER.value
     subject = policy.subject_key
     if policy.aggregates is not None and policy.aggregates.count == "subjects" and subject:
         # the subject key travels under a reserved name so that distinct subjects can be
         # counted per group; queries cannot name it (check_names) and stars never expand to it
-        carried = (*visible, SUBJECT)
+        carried = (*carried, SUBJECT)
         classes[SUBJECT] = ColumnClass.IDENTIFIER.value
         projection.append(exp.alias_(column(subject), SUBJECT, quoted=True))
     ctx = OperatorContext(

@@ -56,7 +56,7 @@ class Processor:
         self.default_role = role
         self.read_dialect = read_dialect
         self._catalog: dict[str, dict[str, str]] | None = None
-        self._plans: dict[tuple[str, str, bool], TablePlan] = {}
+        self._plans: dict[tuple[str, str, bool, frozenset[str]], TablePlan] = {}
         self._prepared: PreparedCache[pipeline.Prepared] = PreparedCache()
         secret = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
         self._pseudonym_secret = secret.encode("utf-8") if isinstance(secret, str) else secret

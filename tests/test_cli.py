@@ -52,7 +52,7 @@ def test_rejected_query_is_one_line_and_exit_1(tmp_path: Path) -> None:
 def test_explain(tmp_path: Path) -> None:
     db = _db(tmp_path)
     result = CliRunner().invoke(
-        cli, ["explain", "--db", db, "-r", "analyst", "SELECT age FROM adult"]
+        cli, ["explain", "--db", db, "-r", "analyst", "SELECT age, sex FROM adult"]
     )
     assert result.exit_code == 0
     assert "* 100" in result.output and "replace_tables" in result.output

@@ -118,3 +118,52 @@ def test_output_order_is_shuffled(proc: paradise.Processor, adult) -> None:
     assert first != stored
     again = proc.query("SELECT age, workclass FROM adult", role="analyst").to_pandas()
     assert again.head(200).values.tolist() != out.head(200).values.tolist()
+
+
+def test_only_the_groups_a_query_reads_are_sliced(proc: paradise.Processor, adult) -> None:
+    # count(*) reads no column: nothing to permute, one column read
+    counted = proc.explain("SELECT count(*) AS n FROM adult", role="analyst").sql
+    assert "ROW_NUMBER" not in counted and '"workclass"' not in counted
+    # one group (age, workclass): rows stay whole, the order is randomized
+    one = proc.query("SELECT age, workclass FROM adult", role="analyst")
+    assert "ROW_NUMBER" not in one.annotations.sql and "RAND" in one.annotations.sql.upper()
+    got = Counter(map(tuple, one.to_pandas().astype(str).values.tolist()))
+    assert got == Counter(map(tuple, adult[["age", "workclass"]].astype(str).values.tolist()))
+    # two groups: exactly those two are sliced against each other
+    two = proc.query("SELECT age, sex FROM adult", role="analyst")
+    sql = two.annotations.sql
+    assert helper("g1") in sql and helper("g2") not in sql  # two groups joined, no third
+    frame = two.to_pandas()
+    assert Counter(frame["sex"]) == Counter(adult["sex"])
+    assert Counter(frame["age"]) == Counter(adult["age"])
+    assert {u.columns for u in two.annotations.units} == {("age",), ("sex",)}
+
+
+def test_buckets_are_stable_across_queries_and_permutations_fresh(proc: paradise.Processor) -> None:
+    """Repeating a query must not re-draw buckets: otherwise co-occurrence counts over many
+    answers would single out each row's true partner (probability 1/|bucket| vs 1/N)."""
+    runs = []
+    for _ in range(2):
+        query, _ = _traced_slicing(100, "window")
+        query = query.select(
+            exp.IntDiv(
+                this=exp.Mul(
+                    this=column(helper("key"), helper("g0")), expression=exp.Literal.number(100)
+                ),
+                expression=exp.Literal.number(32561),
+            ).as_(helper("bucket")),
+            append=True,
+        )
+        runs.append(proc.backend.connection.sql(query.sql("duckdb")).df())
+    first, second = (dict(zip(r["id0"], r[helper("bucket")], strict=True)) for r in runs)
+    assert first == second
+    pairs = [set(zip(r["id0"], r["id1"], strict=True)) for r in runs]
+    assert len(pairs[0] & pairs[1]) < 0.05 * len(pairs[0])
+
+
+def test_pipeline_buckets_do_not_depend_on_the_columns_read(proc: paradise.Processor) -> None:
+    narrow = proc.explain("SELECT age, sex FROM adult", role="analyst").sql
+    wide = proc.explain("SELECT age, sex, race, income FROM adult", role="analyst").sql
+    # both rank rows by the same row key over all visible columns
+    key = "HASH(" + narrow.split("HASH(")[1].split(') AS "_paradise_rowkey"')[0]
+    assert key in wide and '"income"' in key and '"occupation"' in key

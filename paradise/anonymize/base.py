@@ -38,6 +38,10 @@ __all__ = [
 ]
 
 HELPER_PREFIX = "_paradise_"
+
+ROWKEY = "_paradise_rowkey"
+"""Helper column a plan may carry: a stable hash of the row's visible values (for
+operators that need the same row identity on every query, e.g. slicing's buckets)."""
 AGGREGATE_ROW_LIMIT = 10_000
 """Most rows :meth:`RewriteDatabase.aggregate` returns (larger results are refused)."""
 

@@ -53,6 +53,7 @@ __all__ = [
     "floor_div",
     "random_key",
     "random_order",
+    "stable_row_hash",
     "traits",
     "with_shared_cte",
 ]
@@ -113,6 +114,31 @@ def random_order(key: exp.Expr, dialect: str) -> exp.Ordered:
     'k'
     """
     return exp.Ordered(this=key, nulls_first=traits(dialect).nulls_first)
+
+
+def stable_row_hash(columns: list[exp.Expr], seed: int, dialect: str) -> exp.Expr:
+    """A sortable hash of a row's values that is the same on every query (for stable buckets).
+
+    DuckDB's ``HASH``; PostgreSQL's ``hashtextextended`` over the values joined as text;
+    MySQL/MariaDB the first 32 bits of an MD5 (see :func:`paradise.anonymize.sqlfuncs.uniform`).
+    NULLs are hashed as a marker value, so equal rows hash equally.
+
+    >>> stable_row_hash([exp.column("a"), exp.column("b")], 7, "duckdb").sql("duckdb")
+    'HASH(a, b, 7)'
+    """
+    from paradise.anonymize.sqlfuncs import row_key, uniform
+
+    if dialect == "duckdb":
+        return exp.func("HASH", *columns, exp.Literal.number(seed))
+    if dialect == "postgres":
+        parts = row_key(columns)
+        text = exp.func("CONCAT_WS", exp.Literal.string("|"), *parts)
+        return exp.func("hashtextextended", text, exp.Literal.number(seed))
+    if dialect == "mysql":
+        return uniform(dialect, seed=seed, key=row_key(columns), salt="bucket")
+    raise UnsupportedQueryError(
+        f"stable bucketing is not supported on {dialect}", hint="use duckdb, postgres or mysql"
+    )
 
 
 def floor_div(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:

@@ -34,14 +34,22 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 from sqlglot import exp
 
-from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
-from paradise.anonymize.dialects import random_order, with_shared_cte
+from paradise.anonymize.base import (
+    ROWKEY,
+    OperatorContext,
+    OperatorParams,
+    column,
+    helper,
+    select_columns,
+)
+from paradise.anonymize.dialects import random_order, stable_row_hash, with_shared_cte
 
 __all__ = ["Slicing", "SlicingParams"]
 
@@ -58,6 +66,13 @@ class SlicingParams(OperatorParams):
         bucket_by: split by the values of this column instead (one bucket per value).
         order_by: rank rows by these columns before cutting ``buckets`` (default: random).
         strategy: ``window`` (one statement, fast) or ``per_bucket`` (the paper's form).
+        seed: chooses the (stable) horizontal split. Buckets are cut from a keyed
+            hash of each row's visible values, so a row falls into the same bucket
+            on every query; the permutations inside a bucket are drawn anew each
+            time. With fresh random buckets per query, repeating a query would let
+            an attacker link groups by co-occurrence counts: a row's true partner
+            shares its bucket every time (probability 1/|bucket| per query), any
+            other value only by chance (1/N).
     """
 
     groups: tuple[tuple[str, ...], ...] = Field(min_length=1)
@@ -65,6 +80,7 @@ class SlicingParams(OperatorParams):
     bucket_by: str | None = None
     order_by: tuple[str, ...] = ()
     strategy: Literal["window", "per_bucket"] = "window"
+    seed: int = Field(default=0, ge=0, lt=2**31)
 
     @model_validator(mode="after")
     def _check(self) -> SlicingParams:
@@ -113,12 +129,27 @@ class Slicing:
     def apply(
         self, relation: exp.Select, params: SlicingParams, ctx: OperatorContext
     ) -> exp.Select:
+        data = tuple(c for c in ctx.columns if c != ROWKEY)
+        ctx = replace(ctx, columns=data)
         groups = self.linkable_units(params, ctx)
+        if len(groups) == 1:
+            # one group: a permutation of whole rows, nothing is re-linked; the pipeline
+            # randomizes the released order (shuffle_output), so the relation is unchanged
+            return select_columns(data, relation, helper("whole"))
+
+        def bucket_key(source: str) -> exp.Expr:
+            """The stable bucket key: the plan's row key over *all* visible columns if it
+            carries one (queries that read fewer columns keep the same buckets), else a
+            hash of the columns at hand."""
+            if ROWKEY in relation.named_selects:
+                return column(ROWKEY, source)
+            return stable_row_hash([column(c, source) for c in data], params.seed, ctx.dialect)
+
         if params.strategy == "per_bucket":
-            return _per_bucket(relation, groups, params, ctx)
+            return _per_bucket(relation, groups, params, ctx, bucket_key)
         if params.bucket_by is None and not params.order_by:
-            return _window_round_robin(relation, groups, params, ctx)
-        return _window(relation, groups, params, ctx)
+            return _window_round_robin(relation, groups, params, ctx, bucket_key)
+        return _window(relation, groups, params, ctx, bucket_key)
 
     def describe(self, params: SlicingParams, ctx: OperatorContext) -> dict[str, Any]:
         split: dict[str, Any] = (
@@ -137,10 +168,11 @@ class Slicing:
     def linkable_units(
         self, params: SlicingParams, ctx: OperatorContext
     ) -> tuple[tuple[str, ...], ...]:
-        present = set(ctx.columns)
+        data = [c for c in ctx.columns if c != ROWKEY]
+        present = set(data)
         groups = [tuple(c for c in g if c in present) for g in params.groups]
         named = {c for g in groups for c in g}
-        groups += [(c,) for c in ctx.columns if c not in named]
+        groups += [(c,) for c in data if c not in named]
         return tuple(g for g in groups if g)
 
 
@@ -153,6 +185,7 @@ def _window(
     groups: tuple[tuple[str, ...], ...],
     params: SlicingParams,
     ctx: OperatorContext,
+    bucket_key: Callable[[str], exp.Expr],
 ) -> exp.Select:
     """The single-statement form; its size grows with the number of groups only."""
     source = helper("src")
@@ -163,9 +196,11 @@ def _window(
     cols = [column(c, source) for c in ctx.columns]
 
     # 1. random keys as plain columns of a derived table
-    with_keys = exp.select(*cols, *(exp.alias_(_rand(), k, quoted=True) for k in keys)).from_(
-        relation.subquery(exp.to_identifier(source, quoted=True))
-    )
+    with_keys = exp.select(
+        *cols,
+        exp.alias_(bucket_key(source), keys[0], quoted=True),
+        *(exp.alias_(_rand(), k, quoted=True) for k in keys[1:]),
+    ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
     # 2. the bucket of every row
     if params.bucket_by:
         bucket_expr: exp.Expr = exp.Window(
@@ -241,6 +276,7 @@ def _window_round_robin(
     groups: tuple[tuple[str, ...], ...],
     params: SlicingParams,
     ctx: OperatorContext,
+    bucket_key: Callable[[str], exp.Expr],
 ) -> exp.Select:
     """Buckets by random rank; one unpartitioned sort per group and integer join keys.
 
@@ -260,7 +296,8 @@ def _window_round_robin(
     keys = [helper(f"r{j}") for j in range(len(groups))]
     with_keys = exp.select(
         *(column(c, source) for c in ctx.columns),
-        *(exp.alias_(_rand(), k, quoted=True) for k in keys),
+        exp.alias_(bucket_key(source), keys[0], quoted=True),
+        *(exp.alias_(_rand(), k, quoted=True) for k in keys[1:]),
     ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
     rank = exp.Sub(
         this=exp.Window(
@@ -327,6 +364,7 @@ def _per_bucket(
     groups: tuple[tuple[str, ...], ...],
     params: SlicingParams,
     ctx: OperatorContext,
+    bucket_key: Callable[[str], exp.Expr],
 ) -> exp.Select:
     """The paper's literal form: per bucket and group a permuted select, joined on the ordinal."""
     keyed = helper("keyed")
@@ -334,7 +372,7 @@ def _per_bucket(
     rkey = helper("rb")
     src = helper("src")
     with_key = exp.select(
-        *(column(c, src) for c in ctx.columns), exp.alias_(_rand(), rkey, quoted=True)
+        *(column(c, src) for c in ctx.columns), exp.alias_(bucket_key(src), rkey, quoted=True)
     ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
     order = [exp.Ordered(this=column(c)) for c in params.order_by] + [
         random_order(column(rkey), ctx.dialect)

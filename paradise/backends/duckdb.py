@@ -75,6 +75,13 @@ class DuckDBBackend:
             if not fetch:
                 cursor.execute(sql)
                 return ResultSet((), (), pa.table({}))
+            statements = cursor.extract_statements(sql)
+            if len(statements) != 1:
+                raise BackendError(
+                    f"expected exactly one statement, got {len(statements)}",
+                    sqlstate="42601",
+                    hint="paradise runs one generated statement per query",
+                )
             rel = cursor.sql(sql)
             if rel is None:
                 return ResultSet((), (), pa.table({}))

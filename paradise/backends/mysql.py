@@ -50,6 +50,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from paradise.backends.base import ResultSet
+from paradise.backends.cancel import CURRENT_TOKEN
 from paradise.errors import BackendError
 
 __all__ = ["DEFAULT_SETTINGS", "MySQLBackend", "normalize_type"]
@@ -140,6 +141,7 @@ class MySQLBackend:
         self.url = make_url(url).render_as_string(hide_password=True)
         self._raw_url = url
         self._lock = threading.RLock()
+        self._token: object | None = None  # the cancel token of the running query
         self._con: pymysql.connections.Connection[Any] | None = None
         self._con = self._connect()
 
@@ -191,6 +193,7 @@ class MySQLBackend:
 
     def execute(self, sql: str) -> ResultSet:
         with self._lock:
+            self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 with con.cursor() as cur:
@@ -205,6 +208,7 @@ class MySQLBackend:
 
     def run(self, sql: str) -> None:
         with self._lock:
+            self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 with con.cursor() as cur:
@@ -212,8 +216,13 @@ class MySQLBackend:
             except pymysql.Error as exc:
                 raise _query_error(exc) from exc
 
-    def interrupt(self) -> None:
-        """Cancel the running statement with ``KILL QUERY`` from a second connection."""
+    def interrupt(self, token: object | None = None) -> None:
+        """Cancel the running statement with ``KILL QUERY`` from a second connection.
+
+        With ``token``, only if the running statement runs under that cancel token.
+        """
+        if token is not None and token is not self._token:
+            return
         con = self._con
         if con is None or not con.open:
             return

@@ -39,6 +39,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from paradise.backends.base import ResultSet, rows_to_arrow
+from paradise.backends.cancel import CURRENT_TOKEN
 from paradise.errors import BackendError
 
 __all__ = ["DEFAULT_SETTINGS", "PostgresBackend"]
@@ -107,6 +108,7 @@ class PostgresBackend:
         self._settings = dict(DEFAULT_SETTINGS if settings is None else settings)
         self.url = _safe_url(url)
         self._lock = threading.RLock()
+        self._token: object | None = None  # the cancel token of the running query
         self._con: psycopg.Connection[Any] | None = None
         self._con = self._connect()
 
@@ -153,6 +155,7 @@ class PostgresBackend:
 
     def execute(self, sql: str) -> ResultSet:
         with self._lock:
+            self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 described = _describe(con, sql)
@@ -170,13 +173,17 @@ class PostgresBackend:
 
     def run(self, sql: str) -> None:
         with self._lock:
+            self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 con.execute(sql.encode())
             except psycopg.Error as exc:
                 raise _query_error(exc, con) from exc
 
-    def interrupt(self) -> None:
+    def interrupt(self, token: object | None = None) -> None:
+        """Cancel the running query (only if it runs under ``token``, when one is given)."""
+        if token is not None and token is not self._token:
+            return
         con = self._con
         if con is not None and not con.closed:
             try:
@@ -191,6 +198,7 @@ class PostgresBackend:
     # --- helpers --------------------------------------------------------------------------
     def _cursor_fetch(self, sql: str) -> ResultSet:
         with self._lock:
+            self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 with con.cursor() as cur:

@@ -1,0 +1,84 @@
+"""The bundled roles' queries give the same properties on DuckDB, PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+import paradise
+from paradise.errors import QueryRejected, VerificationError
+from tests.backends.conftest import ADULT_ROWS, Database
+
+
+@pytest.fixture
+def proc(database: Database, adult: str) -> Iterator[paradise.Processor]:
+    processor = paradise.connect(database.connect())
+    try:
+        yield processor
+    finally:
+        processor.close()
+
+
+def _stored(proc: paradise.Processor, columns: str) -> list[tuple[object, ...]]:
+    return proc.backend.execute(f"SELECT {columns} FROM adult ORDER BY id").rows
+
+
+def test_analyst_gets_sliced_rows(proc: paradise.Processor) -> None:
+    result = proc.query("SELECT * FROM adult", role="analyst")
+    assert len(result.rows) == ADULT_ROWS
+    assert "id" not in result.columns
+    index = {c: i for i, c in enumerate(result.columns)}
+    for group in (("age", "workclass"), ("occupation", "relationship"), ("capital_gain",
+                                                                         "capital_loss")):
+        released = Counter(tuple(r[index[c]] for c in group) for r in result.rows)
+        assert released == Counter(_stored(proc, ", ".join(group)))
+    # links across groups are permuted inside buckets of ~326 rows
+    stored = _stored(proc, "age, sex")
+    pairs = [(r[index["age"]], r[index["sex"]]) for r in result.rows]
+    assert pairs != stored and Counter(pairs) != Counter(stored)
+    # and the released order is not the stored order
+    assert [r[index["age"]] for r in result.rows] != [a for a, _s in stored]
+    table = result.annotations.tables[0]
+    assert table.operators[0]["operator"] == "slicing"
+    assert table.operators[0]["params"]["buckets"] == 100
+    assert result.annotations.k_required == 5
+
+
+def test_analyst_aggregate_matches_stored_counts(proc: paradise.Processor) -> None:
+    result = proc.query(
+        "SELECT sex, COUNT(*) AS n FROM adult GROUP BY sex ORDER BY sex", role="analyst"
+    )
+    expected = proc.backend.execute(
+        "SELECT sex, COUNT(*) FROM adult GROUP BY sex ORDER BY sex"
+    ).rows
+    assert [tuple(r) for r in result.rows] == [(s, int(n)) for s, n in expected]
+
+
+def test_public_answer_is_10_anonymous_per_column(proc: paradise.Processor) -> None:
+    result = proc.query("SELECT * FROM adult", role="public")
+    assert len(result.rows) == ADULT_ROWS
+    assert not {"id", "fnlwgt", "relationship"} & set(result.columns)
+    for column in ("age", "workclass", "education", "occupation", "native_country"):
+        i = result.columns.index(column)
+        sizes = Counter(r[i] for r in result.rows if r[i] is not None)
+        assert min(sizes.values()) >= 10, column
+    assert result.annotations.k_achieved is not None and result.annotations.k_achieved >= 10
+
+
+def test_public_cannot_read_hidden_columns(proc: paradise.Processor) -> None:
+    with pytest.raises(QueryRejected):
+        proc.query("SELECT fnlwgt FROM adult", role="public")
+
+
+def test_auditor_aggregates_pass_and_rows_are_refused(proc: paradise.Processor) -> None:
+    result = proc.query(
+        "SELECT race, COUNT(*) AS n FROM adult GROUP BY race ORDER BY race", role="auditor"
+    )
+    expected = proc.backend.execute(
+        "SELECT race, COUNT(*) FROM adult GROUP BY race ORDER BY race"
+    ).rows
+    assert [tuple(r) for r in result.rows] == [(s, int(n)) for s, n in expected]
+    with pytest.raises(VerificationError):
+        proc.query("SELECT age, sex, race FROM adult", role="auditor")
