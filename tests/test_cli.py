@@ -73,3 +73,29 @@ def test_backend_error_exit_3(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "dir" / "x.duckdb"
     result = CliRunner().invoke(cli, ["query", "--db", str(missing), "-r", "analyst", "SELECT 1"])
     assert result.exit_code == 3 and "Traceback" not in result.output
+
+
+def test_load_and_anonymize(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    db = str(tmp_path / "load.duckdb")
+    runner = CliRunner()
+    loaded = runner.invoke(
+        cli, ["load", str(root / "paradise" / "data" / "adult.csv.gz"), "--db", db, "--table", "adult", "--add-id", "id"]
+    )
+    assert loaded.exit_code == 0, loaded.output
+    assert "loaded 32561 rows into adult" in loaded.stdout and "education_num" in loaded.stdout
+    again = runner.invoke(cli, ["load", str(root / "paradise" / "data" / "adult.csv.gz"), "--db", db, "--table", "adult"])
+    assert again.exit_code == 3 and "Traceback" not in again.output  # exists, no --replace
+    made = runner.invoke(cli, ["anonymize", "--db", db, "--role", "public", "--table", "adult", "--into", "adult_public"])
+    assert made.exit_code == 0, made.output
+    assert "k required 10, achieved" in made.stdout
+    import duckdb
+
+    con = duckdb.connect(db, read_only=True)
+    smallest = con.sql(
+        "SELECT min(n) FROM (SELECT count(*) AS n FROM adult_public WHERE age IS NOT NULL GROUP BY age)"
+    ).fetchall()[0][0]
+    assert smallest >= 10
+    assert "id" not in [c[0] for c in con.sql("DESCRIBE adult_public").fetchall()]
+    assert con.sql("SELECT count(*) FROM paradise_annotations WHERE table_name = 'adult_public'").fetchall() == [(1,)]
+    con.close()

@@ -7,6 +7,7 @@ import sys
 import click
 
 from paradise.cli.app import ParadiseGroup, cli
+from paradise.cli.data import anonymize, load
 from paradise.cli.demo import demo
 from paradise.cli.policy import policy
 from paradise.cli.query import explain, query
@@ -16,7 +17,7 @@ from paradise.cli.suppress import suppress
 
 __all__ = ["ParadiseGroup", "cli", "main"]
 
-for command in (demo, query, explain, policy, suppress, report, serve, user):
+for command in (demo, query, explain, policy, load, anonymize, suppress, report, serve, user):
     cli.add_command(command)
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from paradise import __version__
 from paradise.errors import ParadiseError
@@ -26,7 +27,7 @@ class ParadiseGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ParadiseError as exc:
-            err_console.print(f"[bold red]error[/]: {click.style(str(exc), fg=None)}", markup=True)
+            err_console.print(Text("error", style="bold red") + Text(f": {exc}"))
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             err_console.print("interrupted")
