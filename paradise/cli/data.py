@@ -15,11 +15,17 @@ __all__ = ["anonymize", "load"]
 @click.option("--db", "target", required=True, help="DuckDB file or database URL.")
 @click.option("--table", required=True, help="Name of the table to create.")
 @click.option("--replace", is_flag=True, help="Replace the table if it exists.")
-@click.option("--add-id", default=None, help="Add an integer column of this name numbering the rows.")
-@click.option("--keep-names", is_flag=True,
-              help="Keep column names as in the file (default: lower case, '-' becomes '_').")
-def load(file: str, target: str, table: str, replace: bool, add_id: str | None,
-         keep_names: bool) -> None:
+@click.option(
+    "--add-id", default=None, help="Add an integer column of this name numbering the rows."
+)
+@click.option(
+    "--keep-names",
+    is_flag=True,
+    help="Keep column names as in the file (default: lower case, '-' becomes '_').",
+)
+def load(
+    file: str, target: str, table: str, replace: bool, add_id: str | None, keep_names: bool
+) -> None:
     """Create TABLE in the database and fill it from FILE (.csv, .csv.gz or .parquet)."""
     from paradise.backends import connect_backend
     from paradise.load import load_file
@@ -27,8 +33,12 @@ def load(file: str, target: str, table: str, replace: bool, add_id: str | None,
     backend = connect_backend(target)
     try:
         with Progress(
-            TextColumn("loading [bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), console=err_console, transient=True,
+            TextColumn("loading [bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
         ) as bar:
             task = bar.add_task(table, total=None)
 
@@ -36,8 +46,13 @@ def load(file: str, target: str, table: str, replace: bool, add_id: str | None,
                 bar.update(task, completed=done, total=total)
 
             report = load_file(
-                backend, file, table, add_id=add_id, replace=replace,
-                normalize_names=not keep_names, progress=progress,
+                backend,
+                file,
+                table,
+                add_id=add_id,
+                replace=replace,
+                normalize_names=not keep_names,
+                progress=progress,
             )
     finally:
         backend.close()
@@ -50,14 +65,19 @@ def load(file: str, target: str, table: str, replace: bool, add_id: str | None,
 
 @click.command()
 @click.option("--db", "target", required=True, help="DuckDB file or database URL.")
-@click.option("--policies", type=click.Path(file_okay=False), default=None,
-              help="Policy directory (default: the bundled examples).")
+@click.option(
+    "--policies",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Policy directory (default: the bundled examples).",
+)
 @click.option("--role", "-r", required=True, help="The role whose anonymized view is stored.")
 @click.option("--table", required=True, help="The table to anonymize.")
 @click.option("--into", required=True, help="The table to create inside the database.")
 @click.option("--replace", is_flag=True, help="Replace INTO if it exists.")
-def anonymize(target: str, policies: str | None, role: str, table: str, into: str,
-              replace: bool) -> None:
+def anonymize(
+    target: str, policies: str | None, role: str, table: str, into: str, replace: bool
+) -> None:
     """Materialize TABLE as ROLE sees it into INTO, inside the database (CREATE TABLE AS);
     verify k and l with SQL, apply on_violation, store the annotations beside it."""
     from paradise.processor import connect

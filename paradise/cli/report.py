@@ -10,21 +10,49 @@ __all__ = ["report"]
 
 
 @click.command()
-@click.option("--db", "target", default=":memory:", show_default=True,
-              help="DuckDB file or database URL.")
-@click.option("--policies", type=click.Path(file_okay=False), default=None,
-              help="Policy directory (default: the bundled examples).")
+@click.option(
+    "--db", "target", default=":memory:", show_default=True, help="DuckDB file or database URL."
+)
+@click.option(
+    "--policies",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Policy directory (default: the bundled examples).",
+)
 @click.option("--role", "-r", default=None, help="The role whose view is measured.")
 @click.option("--table", "-t", required=True, help="The table to measure.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports",
-              show_default=True, help="Directory for the HTML and JSON files.")
-@click.option("--variants/--no-variants", default=False, show_default=True,
-              help="Also measure every other role on the table for the risk-utility plot.")
-@click.option("--compare", "compare_dirs", multiple=True, type=click.Path(file_okay=False),
-              help="Policy directories to draw on one risk-utility plot (repeatable).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="reports",
+    show_default=True,
+    help="Directory for the HTML and JSON files.",
+)
+@click.option(
+    "--variants/--no-variants",
+    default=False,
+    show_default=True,
+    help="Also measure every other role on the table for the risk-utility plot.",
+)
+@click.option(
+    "--compare",
+    "compare_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Policy directories to draw on one risk-utility plot (repeatable).",
+)
 @click.option("--demo", is_flag=True, help="Load the bundled demo data first (embedded DuckDB).")
-def report(target: str, policies: str | None, role: str | None, table: str, out_dir: str,
-           variants: bool, compare_dirs: tuple[str, ...], demo: bool) -> None:
+def report(
+    target: str,
+    policies: str | None,
+    role: str | None,
+    table: str,
+    out_dir: str,
+    variants: bool,
+    compare_dirs: tuple[str, ...],
+    demo: bool,
+) -> None:
     """Measure risk (k, uniques, per-record risk, l, t, linkage) and loss (IL1s, eigenvalues,
     moments, regression, classifier) of TABLE as ROLE receives it; write HTML and JSON."""
     from paradise.processor import connect
