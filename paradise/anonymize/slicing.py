@@ -28,7 +28,7 @@ Example:
     >>> ctx = OperatorContext(table="adult", dialect="duckdb", columns=("age", "workclass", "sex"))
     >>> rel = exp.select('"age"', '"workclass"', '"sex"').from_("adult")
     >>> sql = Slicing().apply(rel, params, ctx).sql("duckdb")
-    >>> "POSITIONAL JOIN" in sql and "ORDER BY \"_paradise_bucket\"" in sql
+    >>> "POSITIONAL JOIN" in sql and 'ORDER BY "_paradise_bucket"' in sql
     True
     >>> pg = Slicing().apply(rel, params, OperatorContext("adult", "postgres", ctx.columns))
     >>> "ROW_NUMBER() OVER (ORDER BY" in pg.sql("postgres")
