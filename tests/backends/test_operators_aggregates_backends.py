@@ -71,8 +71,7 @@ def test_min_cell_size_is_pushed_down_everywhere(proc: paradise.Processor) -> No
 def test_operator_composition_everywhere(proc: paradise.Processor) -> None:
     if proc.backend.dialect == "mysql":
         # known gap: MariaDB needs about 4 minutes for this five-step composition (each
-        # step alone takes 0.4-1.4 s there; the nested derived tables are re-evaluated);
-        # each operator's golden SQL is executed on MariaDB by tests/anonymize instead
+        # step alone takes 0.4-1.4 s there); the ROLLUP and cell-size tests above do run there
         pytest.skip("five-operator composition takes ~4 min on MariaDB (known gap)")
     result = proc.query("SELECT * FROM adult", role="statistics_office")
     frame = result.to_pandas()
