@@ -52,7 +52,12 @@ from paradise.anonymize.base import (
     helper,
     select_columns,
 )
-from paradise.anonymize.dialects import random_order, stable_row_hash, with_shared_cte
+from paradise.anonymize.dialects import (
+    random_key,
+    random_order,
+    stable_row_hash,
+    with_shared_cte,
+)
 
 __all__ = ["Slicing", "SlicingParams"]
 
@@ -181,10 +186,6 @@ class Slicing:
         return tuple(g for g in groups if g)
 
 
-def _rand() -> exp.Expr:
-    return exp.Rand()
-
-
 def _window(
     relation: exp.Select,
     groups: tuple[tuple[str, ...], ...],
@@ -204,7 +205,7 @@ def _window(
     with_keys = exp.select(
         *cols,
         exp.alias_(bucket_key(source), keys[0], quoted=True),
-        *(exp.alias_(_rand(), k, quoted=True) for k in keys[1:]),
+        *(exp.alias_(random_key(), k, quoted=True) for k in keys[1:]),
     ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
     # 2. the bucket of every row
     if params.bucket_by:
@@ -271,9 +272,8 @@ def _window(
             on=on,
             join_type="INNER",
         )
-    if len(groups) > 1:  # several references to one random permutation: evaluate it once
-        return with_shared_cte(query, ords, permuted, ctx.dialect)
-    return query.with_(exp.to_identifier(ords, quoted=True), as_=permuted)
+    # every group reads one random permutation: it must be evaluated once
+    return with_shared_cte(query, ords, permuted, ctx.dialect)
 
 
 def _window_round_robin(
@@ -302,7 +302,7 @@ def _window_round_robin(
     with_keys = exp.select(
         *(column(c, source) for c in ctx.columns),
         exp.alias_(bucket_key(source), keys[0], quoted=True),
-        *(exp.alias_(_rand(), k, quoted=True) for k in keys[1:]),
+        *(exp.alias_(random_key(), k, quoted=True) for k in keys[1:]),
     ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
     rank = exp.Sub(
         this=exp.Window(
@@ -360,9 +360,8 @@ def _window_round_robin(
             on=exp.EQ(this=column(key, helper("g0")), expression=column(key, helper(f"g{j}"))),
             join_type="INNER",
         )
-    if len(groups) > 1:  # several references to one random permutation: evaluate it once
-        return with_shared_cte(query, shared, keyed, ctx.dialect)
-    return query.with_(exp.to_identifier(shared, quoted=True), as_=keyed)
+    # every group reads one random permutation: it must be evaluated once
+    return with_shared_cte(query, shared, keyed, ctx.dialect)
 
 
 def _positional_duckdb(
@@ -405,7 +404,7 @@ def _positional_duckdb(
     )
     keyed = exp.select(
         *(column(c) for c in ctx.columns),
-        *(exp.alias_(_rand(), k, quoted=True) for k in keys[1:]),
+        *(exp.alias_(random_key(), k, quoted=True) for k in keys[1:]),
         exp.alias_(bucket_of, bucket, quoted=True),
     ).from_(ordered.subquery(exp.to_identifier(helper("ordered"), quoted=True)))
 
@@ -465,7 +464,7 @@ def _per_bucket(
         for j, group in enumerate(groups):
             rnd = helper("r")
             inner = (
-                exp.select(*(column(c) for c in group), exp.alias_(_rand(), rnd, quoted=True))
+                exp.select(*(column(c) for c in group), exp.alias_(random_key(), rnd, quoted=True))
                 .from_(exp.Table(this=exp.to_identifier(keyed, quoted=True)))
                 .where(exp.EQ(this=column(bucket), expression=exp.Literal.number(i)))
             )
