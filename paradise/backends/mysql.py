@@ -207,14 +207,7 @@ class MySQLBackend:
         return _to_result(fields, rows)
 
     def run(self, sql: str) -> None:
-        with self._lock:
-            self._token = CURRENT_TOKEN.get()
-            con = self._connection()
-            try:
-                with con.cursor() as cur:
-                    cur.execute(sql)
-            except pymysql.Error as exc:
-                raise _query_error(exc) from exc
+        self.execute(sql)  # a statement without rows returns an empty result
 
     def interrupt(self, token: object | None = None) -> None:
         """Cancel the running statement with ``KILL QUERY`` from a second connection.
