@@ -160,8 +160,10 @@ def _prepare(
     plans: dict[str, TablePlan] = {}
     # subjects' preferences differ for row-level and aggregate queries, so plans do too
     aggregate = is_aggregate(qualified)
-    read_columns = _read_columns(qualified)
-    for _scope, table in base_tables(qualified):
+    # one scope traversal serves planning, column pruning and the table replacement
+    tables = [table for _scope, table in base_tables(qualified)]
+    read_columns = _read_columns(qualified, tables)
+    for table in tables:
         key = table.name.lower()
         if key in plans:
             continue
@@ -202,7 +204,7 @@ def _prepare(
     if weighted:
         add_group_counts(qualified, _weight_expression(qualified, plans))
         steps.append("rewrite: add_group_counts (the group count travels with each group)")
-    replace_tables(qualified, plans)
+    replace_tables(qualified, plans, tables)
     for plan in plans.values():
         ops = ", ".join(s["operator"] for s in plan.steps) or "projection only"
         steps.append(f"rewrite: replace_tables {plan.table} -> anonymized relation ({ops})")
@@ -229,10 +231,10 @@ def _prepare(
     )
 
 
-def _read_columns(qualified: exp.Expr) -> dict[str, frozenset[str]]:
+def _read_columns(qualified: exp.Expr, tables: list[exp.Table]) -> dict[str, frozenset[str]]:
     """Per stored table (lower case), the columns the query references anywhere."""
     aliases: dict[str, set[str]] = {}
-    for _scope, table in base_tables(qualified):
+    for table in tables:
         aliases.setdefault(table.alias_or_name, set()).add(table.name.lower())
     found: dict[str, set[str]] = {}
     for col in qualified.find_all(exp.Column):

@@ -26,11 +26,17 @@ def cte_name(table: str) -> str:
     return "_paradise_" + "".join(ch if ch.isalnum() else "_" for ch in table.lower())
 
 
-def replace_tables(expression: exp.Query, plans: dict[str, TablePlan]) -> exp.Query:
-    """Point each reference to a planned table at its anonymized CTE (in place)."""
-    refs = base_tables(expression)
+def replace_tables(
+    expression: exp.Query, plans: dict[str, TablePlan], tables: list[exp.Table] | None = None
+) -> exp.Query:
+    """Point each reference to a planned table at its anonymized CTE (in place).
+
+    ``tables`` are the stored-table references of ``expression`` if the caller already
+    has them (:func:`~paradise.rewrite.check_tables.base_tables`).
+    """
+    refs = tables if tables is not None else [t for _scope, t in base_tables(expression)]
     used: dict[str, TablePlan] = {}
-    for _scope, table in refs:
+    for table in refs:
         plan = plans[table.name.lower()]
         used[plan.table] = plan
         alias = table.alias or table.name
