@@ -9,21 +9,25 @@ from paradise.errors import BackendError
 __all__ = ["Backend", "DuckDBBackend", "ResultSet", "connect_backend"]
 
 
-def connect_backend(target: str) -> Backend:
+def connect_backend(target: str, *, read_only: bool = False) -> Backend:
     """Open a backend from ``target``: a DuckDB path, ``:memory:``, or a SQLAlchemy-style URL.
+
+    ``read_only`` opens a DuckDB file read-only (so that several processes can share
+    it); servers are read through the account's own permissions.
 
     >>> connect_backend(":memory:").dialect
     'duckdb'
     """
     if target == ":memory:" or "://" not in target:
-        return DuckDBBackend(target)
+        return DuckDBBackend(target, read_only=read_only and target != ":memory:")
     scheme = target.split("://", 1)[0].lower()
     driver = scheme.split("+", 1)[0]
     if driver == "duckdb":
         path = target.split("://", 1)[1].lstrip("/") if target.count("/") > 2 else ":memory:"
         if target.startswith("duckdb:////"):
             path = "/" + path
-        return DuckDBBackend(path or ":memory:")
+        path = path or ":memory:"
+        return DuckDBBackend(path, read_only=read_only and path != ":memory:")
     if driver in ("postgresql", "postgres"):
         from paradise.backends.postgres import PostgresBackend
 

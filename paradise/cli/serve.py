@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import socket
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+from rich.text import Text
 
 from paradise.cli.app import err_console, out_console
 from paradise.errors import ParadiseError
+
+if TYPE_CHECKING:
+    from paradise.processor import Processor
+    from paradise.server import ServerConfig
+    from paradise.server.workers import WorkerSlot
 
 __all__ = ["serve", "user"]
 
@@ -40,6 +49,13 @@ __all__ = ["serve", "user"]
 @click.option(
     "--demo", is_flag=True, help="Load the bundled demo data into the (DuckDB) backend first."
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Server processes sharing the ports, about one per CPU core "
+    "(overrides the config's workers; default 1).",
+)
 def serve(
     config_path: str | None,
     backend: str | None,
@@ -47,12 +63,11 @@ def serve(
     listen: tuple[str, ...],
     mysql_listen: tuple[str, ...],
     demo: bool,
+    workers: int | None,
 ) -> None:
     """Serve the PostgreSQL (and optionally MySQL) wire protocol through the pipeline."""
-    from paradise.processor import connect
-    from paradise.server import PgServer, ServerConfig, load_config
+    from paradise.server import ServerConfig, load_config
     from paradise.server.config import parse_config
-    from paradise.server.pipeline_handler import PipelineHandler
 
     config = load_config(config_path) if config_path else ServerConfig()
     if listen:
@@ -62,6 +77,8 @@ def serve(
     if mysql_listen:
         parsed = parse_config({"mysql_listen": list(mysql_listen)}, source="--mysql-listen")
         config = dataclasses.replace(config, mysql_listen=parsed.mysql_listen)
+    if workers is not None:
+        config = dataclasses.replace(config, workers=workers)
     target = backend or config.backend or ":memory:"
     policy_dir = policies or (str(config.policies) if config.policies else None)
     if not config.users:
@@ -70,42 +87,127 @@ def serve(
             hint="create one with: paradise user add NAME --role ROLE --config FILE",
             sqlstate="28000",
         )
-    processor = connect(target, policies=policy_dir, read_dialect="postgres")
-    if demo:
-        processor.load_demo()
-    handler = PipelineHandler(processor)
-    mysql = None
-    if config.mysql_listen:  # the same users, roles and processor; queries read as MySQL
-        from paradise.server.mysql import MysqlListener
-
-        mysql = MysqlListener(config, PipelineHandler(processor, read_dialect="mysql"))
-
-    def started(server: PgServer) -> None:
-        addresses = ", ".join(
-            f"{h}:{p}" for (h, _), p in zip(config.listen, server.ports, strict=False)
+    shared_file = _is_duckdb_file(target) and config.workers > 1
+    if shared_file and demo:
+        raise ParadiseError(
+            "--demo with several workers needs the in-memory database",
+            hint="drop --backend (each worker then loads its own demo copy) or use --workers 1",
+            sqlstate="22023",
         )
-        if mysql is not None:
-            addresses += ", MySQL " + ", ".join(
-                f"{h}:{p}" for (h, _), p in zip(config.mysql_listen, mysql.ports, strict=False)
-            )
-        err_console.print(
-            f"paradise serve: listening on {addresses}; backend {target}; "
-            f"roles {', '.join(processor.roles)}",
-            highlight=False,
-        )
+    if config.workers == 1:
+        _serve_process(config, target, policy_dir, demo)
+        return
+    # check the backend and policies once, here, before any worker starts
+    preflight = _open(target, policy_dir, read_only=shared_file)
+    roles = preflight.roles
+    preflight.close()
+    from paradise.server.workers import run_workers
 
-    from paradise.server import serve as run_server
-
-    async def run_all() -> None:
-        if mysql is not None:
-            await mysql.start()
+    def child(slot: WorkerSlot, pg: list[socket.socket], my: list[socket.socket],
+              ready: Callable[[], None]) -> int:  # fmt: skip
         try:
-            await run_server(config, handler, on_started=started)
-        finally:
-            if mysql is not None:
-                await mysql.stop()
+            _serve_process(config, target, policy_dir, demo, slot=slot, pg_sockets=pg,
+                           mysql_sockets=my, ready=ready, read_only=shared_file)  # fmt: skip
+        except ParadiseError as exc:
+            err_console.print(Text("error", style="bold red") + Text(f": {exc}"))
+            return exc.exit_code
+        return 0
 
+    def started(pg_ports: list[int], mysql_ports: list[int]) -> None:
+        _announce(config, target, pg_ports, mysql_ports, roles)
+
+    code = run_workers(config.workers, config.listen, config.mysql_listen, child,
+                       on_ready=started)  # fmt: skip
+    if code:
+        raise SystemExit(code)
+
+
+def _is_duckdb_file(target: str) -> bool:
+    if target == ":memory:":
+        return False
+    if "://" not in target:
+        return True
+    return target.lower().startswith("duckdb://") and target.count("/") > 2
+
+
+def _open(target: str, policy_dir: str | None, *, read_only: bool = False) -> Processor:
+    from paradise.backends import connect_backend
+    from paradise.processor import connect
+
+    backend = connect_backend(target, read_only=read_only)
     try:
+        return connect(backend, policies=policy_dir, read_dialect="postgres")
+    except BaseException:
+        backend.close()
+        raise
+
+
+def _announce(
+    config: ServerConfig,
+    target: str,
+    pg_ports: Sequence[int],
+    mysql_ports: Sequence[int],
+    roles: Sequence[str],
+) -> None:
+    addresses = ", ".join(f"{h}:{p}" for (h, _), p in zip(config.listen, pg_ports, strict=False))
+    if config.mysql_listen:
+        addresses += ", MySQL " + ", ".join(
+            f"{h}:{p}" for (h, _), p in zip(config.mysql_listen, mysql_ports, strict=False)
+        )
+    workers = f"; {config.workers} workers" if config.workers > 1 else ""
+    err_console.print(
+        f"paradise serve: listening on {addresses}; backend {target}; "
+        f"roles {', '.join(roles)}{workers}",
+        highlight=False,
+    )
+
+
+def _serve_process(
+    config: ServerConfig,
+    target: str,
+    policy_dir: str | None,
+    demo: bool,
+    *,
+    slot: WorkerSlot | None = None,
+    pg_sockets: Sequence[socket.socket] = (),
+    mysql_sockets: Sequence[socket.socket] = (),
+    ready: Callable[[], None] | None = None,
+    read_only: bool = False,
+) -> None:
+    """One server process: the processor, the PostgreSQL and MySQL listeners, until stopped."""
+    from paradise.server import PgServer
+    from paradise.server import serve as run_server
+    from paradise.server.pipeline_handler import PipelineHandler
+
+    processor = _open(target, policy_dir, read_only=read_only)
+    try:
+        if demo:
+            processor.load_demo()
+        handler = PipelineHandler(processor)
+        mysql = None
+        if config.mysql_listen:  # the same users, roles and processor; queries read as MySQL
+            from paradise.server.mysql import MysqlListener
+
+            mysql = MysqlListener(config, PipelineHandler(processor, read_dialect="mysql"),
+                                  sockets=mysql_sockets, worker=slot)  # fmt: skip
+
+        def started(server: PgServer) -> None:
+            if ready is not None:
+                ready()
+                return
+            mysql_ports = mysql.ports if mysql is not None else []
+            _announce(config, target, server.ports, mysql_ports, processor.roles)
+
+        async def run_all() -> None:
+            if mysql is not None:
+                await mysql.start()
+            try:
+                await run_server(config, handler, on_started=started, sockets=pg_sockets,
+                                 worker=slot)  # fmt: skip
+            finally:
+                if mysql is not None:
+                    await mysql.stop()
+
         asyncio.run(run_all())
     finally:
         processor.close()

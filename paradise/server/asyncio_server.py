@@ -22,8 +22,9 @@ import ipaddress
 import itertools
 import logging
 import signal
+import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from paradise.errors import ParadiseError
@@ -41,6 +42,7 @@ from paradise.server.session import (
     SessionConfig,
     StartTLS,
 )  # fmt: skip
+from paradise.server.workers import WorkerSlot
 
 __all__ = ["PgServer", "serve"]
 
@@ -199,11 +201,26 @@ class _Connection(asyncio.Protocol):
 
 
 class PgServer:
-    """PostgreSQL wire-protocol server in front of a :class:`QueryHandler`."""
+    """PostgreSQL wire-protocol server in front of a :class:`QueryHandler`.
 
-    def __init__(self, config: ServerConfig, handler: QueryHandler) -> None:
+    ``sockets`` (bound, listening) replace the configured listen addresses; ``worker``
+    is this process's slot when several worker processes share the port
+    (``paradise serve --workers N``): session ids then carry the worker's number and a
+    CancelRequest that arrives at another worker is relayed to this one.
+    """
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        handler: QueryHandler,
+        *,
+        sockets: Sequence[socket.socket] = (),
+        worker: WorkerSlot | None = None,
+    ) -> None:
         self.config = config
         self.handler = handler
+        self.listen_sockets = tuple(sockets)
+        self.worker = worker
         self.ssl_context = make_ssl_context(config)
         self.session_config = SessionConfig(
             users=config.users,
@@ -216,7 +233,7 @@ class PgServer:
         self.tasks: set[asyncio.Future[None]] = set()
         self.servers: list[asyncio.Server] = []
         self.ports: list[int] = []
-        self._pids = itertools.count(1000)
+        self._pids = itertools.count((worker.pid_base if worker else 0) + 1000)
         self._semaphore: asyncio.Semaphore | None = None
         self.stopping = False
         workers = config.limits.max_concurrent_queries
@@ -239,13 +256,28 @@ class PgServer:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        for host, port in self.config.listen:
-            server = await loop.create_server(self._protocol, host, port)
-            self.servers.append(server)
-            self.ports.extend(int(sock.getsockname()[1]) for sock in server.sockets)
+        if self.listen_sockets:
+            for sock in self.listen_sockets:
+                server = await loop.create_server(self._protocol, sock=sock)
+                self.servers.append(server)
+                self.ports.append(int(sock.getsockname()[1]))
+        else:
+            for host, port in self.config.listen:
+                server = await loop.create_server(self._protocol, host, port)
+                self.servers.append(server)
+                self.ports.extend(int(sock.getsockname()[1]) for sock in server.sockets)
+        if self.worker is not None:
+            self.worker.relay.listen(loop, pg_cancel=self._cancel_here)
         logger.info("paradise serve listening on %s", self.config.listen)
 
     def cancel(self, target: CancelTarget) -> None:
+        """Route a CancelRequest: to the session here, or to the worker that owns it."""
+        if self.worker is not None and not self.worker.owns(target.pid):
+            self.worker.relay.forward_pg_cancel(target.pid, target.secret)
+            return
+        self._cancel_here(target)
+
+    def _cancel_here(self, target: CancelTarget) -> None:
         conn = self.sessions.get(target.pid)
         key = conn.session.backend_key if conn and conn.session else None
         if conn is not None and key and hmac.compare_digest(key[1], target.secret):
@@ -272,6 +304,8 @@ class PgServer:
             await asyncio.gather(*pending, return_exceptions=True)
         for server in self.servers:
             await server.wait_closed()
+        if self.worker is not None:
+            self.worker.relay.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -280,12 +314,15 @@ async def serve(
     handler: QueryHandler,
     *,
     on_started: Callable[[PgServer], None] | None = None,
+    sockets: Sequence[socket.socket] = (),
+    worker: WorkerSlot | None = None,
 ) -> None:
     """Run until SIGTERM/SIGINT, then shut down gracefully (``paradise serve``).
 
-    ``on_started`` is called once the listeners are bound (e.g. to log ``server.port``).
+    ``on_started`` is called once the listeners are bound (e.g. to log ``server.port``);
+    ``sockets`` and ``worker`` as for :class:`PgServer`.
     """
-    server = PgServer(config, handler)
+    server = PgServer(config, handler, sockets=sockets, worker=worker)
     await server.start()
     if on_started is not None:
         on_started(server)

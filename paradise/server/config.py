@@ -93,6 +93,8 @@ class ServerConfig:
     policies: Path | None = None
     users: Mapping[str, UserConfig] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    workers: int = 1
+    """Server processes sharing the listen addresses (see :mod:`paradise.server.workers`)."""
 
     @property
     def tls_enabled(self) -> bool:
@@ -201,6 +203,7 @@ def parse_config(
         "policies",
         "users",
         "limits",
+        "workers",
     }
     if unknown:
         raise _fail(source, "(top level)", f"unknown keys {sorted(unknown)}")
@@ -219,6 +222,9 @@ def parse_config(
         raise _fail(source, "users", "expected a table of users")
     users = {name: _user(name, raw, source) for name, raw in users_raw.items()}
     policies = data.get("policies")
+    workers = data.get("workers", 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
+        raise _fail(source, "workers", f"expected an integer from 1 to 64, got {workers!r}")
     return ServerConfig(
         listen=listen,
         mysql_listen=mysql_listen,
@@ -229,6 +235,7 @@ def parse_config(
         policies=base / policies if policies else None,
         users=users,
         limits=_limits(data.get("limits", {}), source),
+        workers=workers,
     )
 
 

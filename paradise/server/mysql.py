@@ -36,7 +36,8 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Mapping
+import socket
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -63,6 +64,7 @@ from sqlglot.errors import ParseError, TokenError
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
 from paradise.server.config import ConfigError, ServerConfig, UserConfig, make_ssl_context
 from paradise.server.handler import HandlerResult, QueryHandler, SchemaProvider
+from paradise.server.workers import WorkerSlot
 
 __all__ = ["MYSQL_ERROR_CODES", "MysqlListener", "column_type", "mysql_error_code"]
 
@@ -183,8 +185,8 @@ class _Users(IdentityProvider):
 class _Control(LocalControl):
     """Connection registry: bounded, and ``KILL`` only reaches the same user's connections."""
 
-    def __init__(self, max_connections: int) -> None:
-        super().__init__()
+    def __init__(self, max_connections: int, server_id: int | None = None) -> None:
+        super().__init__(server_id)
         self.max_connections = max_connections
 
     async def add(self, connection: Any) -> int:
@@ -284,7 +286,7 @@ class _MysqlSession(Session):
         target = q.expression.this.name
         if not target.isdigit():
             raise MysqlError(f"Unknown thread id: {target}", 1094)
-        await self.listener.control.kill_as(self.username, int(target), kind)
+        await self.listener.kill(self.username, int(target), kind)
         return [], []
 
     def _show_warnings(self, show: exp.Show) -> AllowedResult:
@@ -331,9 +333,21 @@ _CLIENT_ERRORS = _DropClientErrors()
 
 
 class MysqlListener:
-    """The MySQL-protocol listeners of ``paradise serve`` (``mysql_listen`` addresses)."""
+    """The MySQL-protocol listeners of ``paradise serve`` (``mysql_listen`` addresses).
 
-    def __init__(self, config: ServerConfig, handler: QueryHandler) -> None:
+    ``sockets`` (bound, listening) replace the configured addresses; ``worker`` is the
+    process's slot with ``--workers N``: connection ids then carry the worker's number
+    and ``KILL`` of another worker's connection is relayed there.
+    """
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        handler: QueryHandler,
+        *,
+        sockets: Sequence[socket.socket] = (),
+        worker: WorkerSlot | None = None,
+    ) -> None:
         if config.tls_required:
             raise ConfigError(
                 "mysql_listen: the MySQL listener cannot enforce tls.required; "
@@ -342,13 +356,18 @@ class MysqlListener:
         self.config = config
         self.handler = handler
         logging.getLogger("mysql_mimic.connection").addFilter(_CLIENT_ERRORS)  # idempotent
-        self.control = _Control(config.limits.max_connections)
+        self.listen_sockets = tuple(sockets)
+        self.worker = worker
+        self.control = _Control(
+            config.limits.max_connections, worker.mysql_server_id if worker else None
+        )
         self.identities = _Users(config.users)
         self.servers: list[MysqlServer] = []
         self.ports: list[int] = []
         limit = config.limits.max_concurrent_queries
         self.executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="paradise-mysql")
         self._semaphore: asyncio.Semaphore | None = None
+        self._kills: set[asyncio.Future[None]] = set()
 
     @property
     def port(self) -> int:
@@ -357,16 +376,23 @@ class MysqlListener:
 
     async def start(self) -> None:
         ssl_context = make_ssl_context(self.config)
-        for host, port in self.config.mysql_listen:
+        targets: list[dict[str, Any]] = (
+            [{"sock": sock, "host": None, "port": None} for sock in self.listen_sockets]
+            if self.listen_sockets
+            else [{"host": host, "port": port} for host, port in self.config.mysql_listen]
+        )
+        for target in targets:
             server = MysqlServer(
                 session_factory=functools.partial(_MysqlSession, self),
                 control=self.control,
                 identity_provider=self.identities,
                 ssl=ssl_context,
             )
-            await server.start_server(host=host, port=port)
+            await server.start_server(**target)
             self.servers.append(server)
             self.ports.extend(int(sock.getsockname()[1]) for sock in server.sockets())
+        if self.worker is not None:
+            self.worker.relay.listen(asyncio.get_running_loop(), mysql_kill=self._relayed_kill)
         logger.info("paradise serve (MySQL protocol) listening on %s", self.config.mysql_listen)
 
     async def run(self, sql: str, role: str) -> HandlerResult:
@@ -401,6 +427,22 @@ class MysqlListener:
                 sqlstate="54000",
             )
         return result
+
+    async def kill(self, username: str | None, connection_id: int, kind: KillKind) -> None:
+        """``KILL [QUERY] id`` as ``username``: here, or relayed to the worker owning ``id``."""
+        if self.worker is not None and not self.worker.owns_mysql(connection_id):
+            self.worker.relay.forward_mysql_kill(connection_id, username or "", kind.name)
+            return
+        await self.control.kill_as(username, connection_id, kind)
+
+    def _relayed_kill(self, connection_id: int, username: str, kind: str) -> None:
+        async def kill() -> None:
+            with contextlib.suppress(MysqlError):  # gone meanwhile, or another user's
+                await self.control.kill_as(username, connection_id, KillKind[kind])
+
+        task = asyncio.ensure_future(kill())
+        self._kills.add(task)
+        task.add_done_callback(self._kills.discard)
 
     def _interrupt(self, token: object) -> None:
         try:
