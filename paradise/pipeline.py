@@ -360,7 +360,10 @@ def run(
         aggregates=cells,
         preferences=preferences,
     )
-    return Result(columns, tuple(types), verification.table, annotations)
+    result = Result(columns, tuple(types), verification.table, annotations)
+    if verification.table is result_set.table and "rows" in result_set.__dict__:
+        result.__dict__["rows"] = result_set.rows  # the backend's tuples are the answer's rows
+    return result
 
 
 def explain(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import threading
-from typing import ClassVar
+import warnings
+from typing import Any, ClassVar
 
 import duckdb
 import pyarrow as pa
@@ -82,14 +84,12 @@ class DuckDBBackend:
                     sqlstate="42601",
                     hint="paradise runs one generated statement per query",
                 )
-            rel = cursor.sql(sql)
-            if rel is None:
+            cursor.execute(sql)
+            if cursor.description is None:
                 return ResultSet((), (), pa.table({}))
-            columns = tuple(rel.columns)
-            types = tuple(str(t) for t in rel.types)
-            table = rel.to_arrow_table()
-            names = [f"c{i}" for i in range(len(columns))]
-            return ResultSet(columns, types, table.rename_columns(names))
+            columns = tuple(d[0] for d in cursor.description)
+            types = tuple(str(d[1]) for d in cursor.description)
+            return _collect(cursor, columns, types)
         except duckdb.InterruptException as exc:
             raise BackendError("query cancelled", sqlstate="57014") from exc
         except duckdb.Error as exc:
@@ -113,3 +113,71 @@ class DuckDBBackend:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+SMALL_RESULT_ROWS = 256
+"""Results up to this many rows are fetched as Python tuples: for a few rows DuckDB's
+tuple path costs about a third of its Arrow path (0.1 ms against 0.25 ms for
+``SELECT 1``), and the proxy needs tuples anyway. Larger results stay columnar."""
+
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "BOOLEAN": pa.bool_(),
+    "TINYINT": pa.int8(),
+    "SMALLINT": pa.int16(),
+    "INTEGER": pa.int32(),
+    "BIGINT": pa.int64(),
+    "UTINYINT": pa.uint8(),
+    "USMALLINT": pa.uint16(),
+    "UINTEGER": pa.uint32(),
+    "UBIGINT": pa.uint64(),
+    "FLOAT": pa.float32(),
+    "DOUBLE": pa.float64(),
+    "VARCHAR": pa.string(),
+    "DATE": pa.date32(),
+    "TIMESTAMP": pa.timestamp("us"),
+    "BLOB": pa.binary(),
+}
+_DECIMAL = re.compile(r"DECIMAL\((\d+),(\d+)\)")
+
+
+def _arrow_type(duckdb_type: str) -> pa.DataType | None:
+    """The Arrow type DuckDB would give a column of this type (None: let Arrow infer).
+
+    >>> _arrow_type("DECIMAL(10,2)"), _arrow_type("INTEGER"), _arrow_type("UUID")
+    (Decimal128Type(decimal128(10, 2)), DataType(int32), None)
+    """
+    known = _ARROW_TYPES.get(duckdb_type)
+    if known is not None:
+        return known
+    match = _DECIMAL.fullmatch(duckdb_type)
+    return pa.decimal128(int(match[1]), int(match[2])) if match else None
+
+
+def _array(values: list[Any], duckdb_type: str, schema_type: pa.DataType | None) -> pa.Array:
+    wanted = schema_type or _arrow_type(duckdb_type)
+    try:
+        return pa.array(values, type=wanted) if wanted is not None else pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else str(v) for v in values])
+
+
+def _collect(
+    cursor: duckdb.DuckDBPyConnection, columns: tuple[str, ...], types: tuple[str, ...]
+) -> ResultSet:
+    """The executed statement's result: tuples when small, Arrow otherwise."""
+    names = [f"c{i}" for i in range(len(columns))]
+    head = cursor.fetchmany(SMALL_RESULT_ROWS)
+    if len(head) < SMALL_RESULT_ROWS:
+        arrays = [_array([r[i] for r in head], t, None) for i, t in enumerate(types)]
+        result = ResultSet(columns, types, pa.Table.from_arrays(arrays, names=names))
+        result.__dict__["rows"] = head  # the tuples are the rows: no round trip through Arrow
+        return result
+    with warnings.catch_warnings():  # "extra copy": only of what is left after the head
+        warnings.simplefilter("ignore")
+        rest = cursor.to_arrow_table()
+    rest = rest.rename_columns(names)
+    arrays = [
+        _array([r[i] for r in head], t, rest.schema.field(i).type) for i, t in enumerate(types)
+    ]
+    head_table = pa.Table.from_arrays(arrays, schema=rest.schema)
+    return ResultSet(columns, types, pa.concat_tables([head_table, rest]))
