@@ -285,66 +285,68 @@ def _window_round_robin(
 ) -> exp.Select:
     """Buckets by random rank; one unpartitioned sort per group and integer join keys.
 
-    Rows get a random rank ``p`` (``ROW_NUMBER() OVER (ORDER BY key_0) - 1``) and
-    the bucket ``b = p * n // N`` (``N = COUNT(*) OVER ()``): consecutive ranks,
-    sizes differing by at most one, as ``NTILE`` would cut them. ``p`` is group 0's
-    join key. Every other group ``j`` is ranked by ``ROW_NUMBER() OVER (ORDER BY b,
-    key_j) - 1``: since ``b`` grows with ``p``, the rows of bucket ``b`` take the
-    same range of positions in both orders, so joining on the position pairs each
-    group-0 tuple with a random group-``j`` tuple *of the same bucket*. ``m`` groups
-    cost ``m`` sorts (unpartitioned windows sort in parallel; a ``PARTITION BY``
-    with few partitions does not) and ``m - 1`` equi-joins on one integer.
+    Rows get a stable rank ``p`` (``ROW_NUMBER() OVER (ORDER BY key_0) - 1``, key_0
+    the stable bucket key) and the bucket ``b = p * n // N`` (``N = COUNT(*) OVER
+    ()``): consecutive ranks, sizes differing by at most one, as ``NTILE`` would cut
+    them. ``p`` is group 0's join key. Every other group ``j`` is ranked by
+    ``ROW_NUMBER() OVER (ORDER BY b + key_j / 2) - 1`` with ``key_j`` uniform in
+    [0, 1): the single number orders like the pair ``(b, key_j)`` (the sum stays
+    below ``b + 1`` whatever the rounding) and compares faster. Since ``b`` grows
+    with ``p``, the rows of bucket ``b`` take the same range of positions in both
+    orders, so joining on the position pairs each group-0 tuple with a random
+    group-``j`` tuple *of the same bucket*. ``m`` groups cost ``m`` sorts and
+    ``m - 1`` equi-joins on one integer.
+
+    The shared relation is one select (rank, count and random keys side by side):
+    MariaDB materializes every derived table holding a window or ``RAND()``, and
+    each extra layer costs a write and a read of all rows. With one bucket there is
+    nothing to rank: ``p`` is ``ROW_NUMBER() OVER ()`` and no count is needed.
     """
     n = params.bucket_count
-    source, ranked, shared = helper("src"), helper("ranked"), helper("keyed")
+    source, shared = helper("src"), helper("keyed")
     bucket, key, total = helper("bucket"), helper("key"), helper("rows")
     keys = [helper(f"r{j}") for j in range(len(groups))]
-    with_keys = exp.select(
-        *(column(c, source) for c in ctx.columns),
-        exp.alias_(bucket_key(source), keys[0], quoted=True),
-        *(exp.alias_(random_key(), k, quoted=True) for k in keys[1:]),
-    ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
+    rank_order = (
+        exp.Order(expressions=[random_order(bucket_key(source), ctx.dialect)]) if n > 1 else None
+    )
     rank = exp.Sub(
-        this=exp.Window(
-            this=exp.func("ROW_NUMBER"),
-            order=exp.Order(expressions=[random_order(column(keys[0]), ctx.dialect)]),
-        ),
+        this=exp.Window(this=exp.func("ROW_NUMBER"), order=rank_order),
         expression=exp.Literal.number(1),
     )
-    with_rank = exp.select(
-        *(column(c) for c in ctx.columns),
-        *(column(k) for k in keys[1:]),
-        exp.alias_(rank, key, quoted=True),
-        exp.alias_(exp.Window(this=exp.Count(this=exp.Star())), total, quoted=True),
-    ).from_(with_keys.subquery(exp.to_identifier(helper("keys"), quoted=True)))
-    bucket_of = exp.IntDiv(
-        this=exp.Mul(this=column(key), expression=exp.Literal.number(n)),
-        expression=column(total),
-    )
     keyed = exp.select(
-        *(column(c) for c in ctx.columns),
-        *(column(k) for k in keys[1:]),
-        column(key),
-        exp.alias_(bucket_of, bucket, quoted=True),
-    ).from_(with_rank.subquery(exp.to_identifier(ranked, quoted=True)))
+        *(column(c, source) for c in ctx.columns),
+        *(exp.alias_(random_key(), k, quoted=True) for k in keys[1:]),
+        exp.alias_(rank, key, quoted=True),
+        *(
+            [exp.alias_(exp.Window(this=exp.Count(this=exp.Star())), total, quoted=True)]
+            if n > 1
+            else []
+        ),
+    ).from_(relation.subquery(exp.to_identifier(source, quoted=True)))
+
+    def bucket_of() -> exp.Expr:
+        if n == 1:
+            return exp.Literal.number(0)
+        return exp.IntDiv(
+            this=exp.Mul(this=column(key), expression=exp.Literal.number(n)),
+            expression=column(total),
+        )
 
     def part(j: int) -> exp.Subquery:
+        extra: list[exp.Expr] = []
         if j == 0:
             key_expr: exp.Expr = column(key)
+            extra = [exp.alias_(bucket_of(), bucket, quoted=True)]  # lets tests see buckets
         else:
+            half = exp.Mul(this=column(keys[j]), expression=exp.Literal.number(0.5))
+            within = exp.Add(this=exp.Paren(this=bucket_of()), expression=half) if n > 1 else half
             key_expr = exp.Sub(
                 this=exp.Window(
                     this=exp.func("ROW_NUMBER"),
-                    order=exp.Order(
-                        expressions=[
-                            random_order(column(bucket), ctx.dialect),
-                            random_order(column(keys[j]), ctx.dialect),
-                        ]
-                    ),
+                    order=exp.Order(expressions=[random_order(within, ctx.dialect)]),
                 ),
                 expression=exp.Literal.number(1),
             )
-        extra = [column(bucket)] if j == 0 else []  # not released; lets tests see buckets
         select = exp.select(
             *(column(c) for c in groups[j]), exp.alias_(key_expr, key, quoted=True), *extra
         ).from_(exp.Table(this=exp.to_identifier(shared, quoted=True)))
