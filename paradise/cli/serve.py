@@ -89,10 +89,9 @@ def serve(
         )
     shared_file = _is_duckdb_file(target) and config.workers > 1
     if shared_file and demo:
-        raise ParadiseError(
-            "--demo with several workers needs the in-memory database",
-            hint="drop --backend (each worker then loads its own demo copy) or use --workers 1",
-            sqlstate="22023",
+        raise click.UsageError(
+            "--demo with several workers needs the in-memory database: drop --backend "
+            "(each worker then loads its own demo copy) or use --workers 1"
         )
     if config.workers == 1:
         _serve_process(config, target, policy_dir, demo)

@@ -202,3 +202,15 @@ def test_workers_option_is_validated() -> None:
     out = subprocess.run([sys.executable, "-m", "paradise", "serve", "--workers", "0"],
                          capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
     assert out.returncode == 2 and "workers" in out.stderr
+
+
+def test_demo_with_a_shared_duckdb_file_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "serve.toml"
+    _write_config(config)
+    out = subprocess.run(
+        [sys.executable, "-m", "paradise", "serve", "--config", str(config), "--workers", "2",
+         "--demo", "--backend", str(tmp_path / "data.duckdb"), "--listen", "127.0.0.1:0"],
+        capture_output=True, text=True, timeout=60, cwd=REPO,
+    )  # fmt: skip
+    assert out.returncode == 2 and "in-memory database" in out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "data.duckdb").exists()
