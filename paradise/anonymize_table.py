@@ -45,36 +45,14 @@ from paradise.anonymize.dialects import traits
 from paradise.errors import BackendError, QueryRejected, UndefinedTable, VerificationError
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import OnViolation
+from paradise.postprocess.verify import UnitReport
 
 if TYPE_CHECKING:
     from paradise.processor import Processor
 
-__all__ = ["ANNOTATIONS_TABLE", "AnonymizeReport", "UnitVerification", "anonymize_table"]
+__all__ = ["ANNOTATIONS_TABLE", "AnonymizeReport", "anonymize_table"]
 
 ANNOTATIONS_TABLE = "paradise_annotations"
-
-
-@dataclass(frozen=True)
-class UnitVerification:
-    """The SQL check of one linkable unit of the stored table.
-
-    Attributes:
-        columns: the unit's quasi-identifiers (the GROUP BY columns).
-        k_achieved: rows in the smallest class (None: no class, e.g. all suppressed).
-        l_achieved: distinct sensitive values in the least diverse class (None: no l).
-        classes: number of equivalence classes.
-        violating_rows: rows in classes below k or l before the policy's action.
-        action: ``none``, ``report``, ``suppress`` or ``refuse``.
-        suppressed_values: quasi-identifier values set to NULL.
-    """
-
-    columns: tuple[str, ...]
-    k_achieved: int | None
-    l_achieved: int | None
-    classes: int
-    violating_rows: int
-    action: str
-    suppressed_values: int
 
 
 @dataclass(frozen=True)
@@ -107,7 +85,7 @@ class AnonymizeReport:
     l_required: int | None
     l_achieved: int | None
     on_violation: str
-    units: tuple[UnitVerification, ...]
+    units: tuple[UnitReport, ...]
     suppressed_values: int
     suppressed_rows: int
     sql: str
@@ -199,8 +177,8 @@ def anonymize_table(
 # --- verification in SQL ----------------------------------------------------------------
 def _verify(
     backend: Any, into: str, plan: TablePlan
-) -> tuple[tuple[UnitVerification, ...], int]:
-    results: list[UnitVerification] = []
+) -> tuple[tuple[UnitReport, ...], int]:
+    results: list[UnitReport] = []
     suppressed_rows = 0
     for unit in plan.units:
         qis = tuple(c for c in unit if c in plan.quasi_identifiers)
@@ -209,7 +187,7 @@ def _verify(
         stats = _class_stats(backend, into, qis, plan, skip_all_null=False)
         action = plan.on_violation
         if not stats["violating_rows"]:
-            results.append(_unit(qis, stats, "none", 0))
+            results.append(_unit(plan, qis, stats, "none", 0))
             continue
         if action is OnViolation.REFUSE:
             k_text = f"smallest class has {stats['k']} row(s)"
@@ -224,18 +202,21 @@ def _verify(
             _suppress(backend, into, qis, plan)
             after = _class_stats(backend, into, qis, plan, skip_all_null=True)
             after["violating_rows"] = stats["violating_rows"]
-            results.append(_unit(qis, after, "suppress", int(stats["suppressible"])))
+            results.append(_unit(plan, qis, after, "suppress", int(stats["suppressible"])))
             suppressed_rows += int(stats["violating_rows"])
             continue
-        results.append(_unit(qis, stats, "report", 0))
+        results.append(_unit(plan, qis, stats, "report", 0))
     return tuple(results), suppressed_rows
 
 
 def _unit(
-    qis: tuple[str, ...], stats: dict[str, Any], action: str, suppressed: int
-) -> UnitVerification:
-    return UnitVerification(
+    plan: TablePlan, qis: tuple[str, ...], stats: dict[str, Any], action: str, suppressed: int
+) -> UnitReport:
+    return UnitReport(
         columns=qis,
+        tables=(plan.table,),
+        k_required=plan.k,
+        l_required=plan.l,
         k_achieved=None if stats["k"] is None else int(stats["k"]),
         l_achieved=None if stats["l"] is None else int(stats["l"]),
         classes=int(stats["classes"] or 0),
@@ -349,7 +330,7 @@ def _report(
     role: str,
     rows: int,
     plan: TablePlan,
-    units: tuple[UnitVerification, ...],
+    units: tuple[UnitReport, ...],
     suppressed_rows: int,
     sql: str,
 ) -> AnonymizeReport:
