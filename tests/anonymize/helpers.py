@@ -22,14 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 from sqlglot import exp, parse_one
 
 from paradise.anonymize.base import OperatorContext, column
 from paradise.anonymize.registry import OPERATORS
+from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.pipeline import BackendAccess
+from tests.anonymize.properties import align
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "anonymize"
 DIALECTS = ("duckdb", "postgres", "mysql")
@@ -47,11 +48,38 @@ class TableSpec:
     k: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def create(self, con: duckdb.DuckDBPyConnection) -> None:
-        cols = ", ".join(f'"{c}" {t}' for c, t in self.columns.items())
-        con.execute(f'CREATE OR REPLACE TABLE "{self.name}" ({cols})')
-        marks = ", ".join("?" for _ in self.columns)
-        con.executemany(f'INSERT INTO "{self.name}" VALUES ({marks})', self.rows)
+    def statements(self, dialect: str) -> list[str]:
+        """``DROP``, ``CREATE TABLE`` and one ``INSERT`` for this table, in ``dialect``.
+
+        DuckDB's type names are translated: on MySQL/MariaDB ``VARCHAR`` gets a
+        length and ``TIMESTAMP`` becomes ``DATETIME`` (no implicit defaults or
+        time zone conversion).
+        """
+        table = exp.Table(this=exp.to_identifier(self.name, quoted=True))
+        columns = []
+        for name, type_name in self.columns.items():
+            dtype = exp.DataType.build(type_name, dialect="duckdb")
+            if dialect == "mysql" and dtype.this == exp.DataType.Type.VARCHAR:
+                dtype = exp.DataType.build("VARCHAR(64)", dialect="mysql")
+            if dialect == "mysql" and dtype.this == exp.DataType.Type.TIMESTAMP:
+                dtype = exp.DataType.build("DATETIME", dialect="mysql")
+            columns.append(exp.ColumnDef(this=exp.to_identifier(name, quoted=True), kind=dtype))
+        schema = exp.Schema(this=table.copy(), expressions=columns)
+        values = exp.values([tuple(_literal(v) for v in row) for row in self.rows])
+        insert = exp.insert(values, table.copy())
+        return [
+            exp.Drop(kind="TABLE", tables=[table.copy()], exists=True).sql(dialect),
+            exp.Create(kind="TABLE", this=schema).sql(dialect),
+            insert.sql(dialect),
+        ]
+
+
+def _literal(value: Any) -> exp.Expr:
+    if value is None:
+        return exp.null()
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    return exp.Literal.number(repr(value))
 
 
 TABLES: dict[str, TableSpec] = {
@@ -145,33 +173,51 @@ def relation(table: TableSpec) -> exp.Select:
     )
 
 
+def load_tables(backend: Backend) -> None:
+    """Create every table of :data:`TABLES` in ``backend`` (replacing tables of those names)."""
+    for spec in TABLES.values():
+        for statement in spec.statements(backend.dialect):
+            backend.run(statement)
+
+
 def duckdb_with_tables() -> DuckDBBackend:
     """An in-memory DuckDB backend holding every table of :data:`TABLES`."""
     backend = DuckDBBackend(":memory:")
-    for spec in TABLES.values():
-        spec.create(backend.connection)
+    load_tables(backend)
     return backend
 
 
 def generate(
-    operator: str, table: str, params: dict[str, Any], dialect: str, backend: DuckDBBackend
+    operator: str, table: str, params: dict[str, Any], dialect: str, backend: Backend
 ) -> exp.Select:
-    """Run ``operator`` on ``table`` for ``dialect`` (rewrite-time queries go to DuckDB)."""
+    """Run ``operator`` on ``table`` for ``dialect`` (rewrite-time queries go to ``backend``)."""
     op = OPERATORS[operator]()
     spec = TABLES[table]
     model = op.Params.model_validate(params)
     return op.apply(relation(spec), model, context(spec, dialect, BackendAccess(backend)))
 
 
-def load_cases(operator: str) -> list[Any]:
-    """One ``pytest.param(headers, params, expected_sql, id=title [dialect])`` per case."""
-    cases: list[Any] = []
+def read_cases(operator: str) -> list[tuple[dict[str, str], dict[str, Any], str]]:
+    """``(headers, params, expected_sql)`` for every case of ``<operator>.sql``, in file order."""
+    cases = []
     for headers, statements in _blocks(FIXTURES / f"{operator}.sql"):
         params_text, expected = statements
         params = json.loads(params_text.rstrip(";"))
-        title = f"{headers.get('title', '?')} [{headers.get('dialect', 'duckdb')}]"
-        cases.append(pytest.param(headers, params, expected.rstrip(";").strip(), id=title))
+        cases.append((headers, params, expected.rstrip(";").strip()))
     return cases
+
+
+def load_cases(operator: str) -> list[Any]:
+    """One ``pytest.param(headers, params, expected_sql, id=title [dialect])`` per case."""
+    return [
+        pytest.param(
+            headers,
+            params,
+            expected,
+            id=f"{headers.get('title', '?')} [{headers.get('dialect', 'duckdb')}]",
+        )
+        for headers, params, expected in read_cases(operator)
+    ]
 
 
 def _blocks(path: Path) -> Iterator[tuple[dict[str, str], list[str]]]:
@@ -261,7 +307,4 @@ def check_golden(
     before = backend.connection.sql(f'SELECT * FROM "{table}"').df()
     after = backend.connection.sql(sql).df()
     assert list(after.columns) == list(TABLES[table].columns)
-    if "id" in after.columns and after["id"].notna().all():  # align rows by the untouched id
-        before = before.sort_values("id").reset_index(drop=True)
-        after = after.sort_values("id").reset_index(drop=True)
-    return before, after
+    return align(before, after)
