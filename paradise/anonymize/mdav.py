@@ -80,9 +80,10 @@ from paradise.anonymize.microaggregation import (
     check_named_columns,
     check_replace,
     group_index,
+    outside_groups,
     replace_in_groups,
 )
-from paradise.anonymize.sqlfuncs import case_when, div, flt, lit, window
+from paradise.anonymize.sqlfuncs import case_when, div, flt, lit, window, with_moments
 
 __all__ = ["MultivariateMicroaggregation", "MultivariateParams", "pca_loadings"]
 
@@ -178,7 +179,7 @@ class MultivariateMicroaggregation:
             exp.alias_(case_when([(complete.copy(), lit(1))], lit(0)), helper("ok"), quoted=True),
         ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
         g = case_when(
-            [(column(helper("ok")).eq(lit(0)), lit(-1))],
+            [(column(helper("ok")).eq(lit(0)), outside_groups(column(helper("rn"))))],
             group_index(column(helper("rn")), column(helper("n")), lit(params.k)),
         )
         grouped = exp.select(
@@ -243,19 +244,39 @@ def _replace(
 
 
 def _moments_query(relation: exp.Select, cols: tuple[str, ...]) -> exp.Select:
+    """Count, means, population standard deviations and covariances of the complete rows.
+
+    The covariances are ``AVG((a - μa) * (b - μb))`` with the means as window
+    aggregates one level down (two-pass, as exact as ``COVAR_POP``, which MariaDB
+    does not have).
+    """
     src = helper("mv_src")
+    means = [helper(f"mu{j}") for j in range(len(cols))]
+    centered = (
+        exp.select(
+            *(column(c) for c in cols),
+            *(
+                exp.alias_(window(exp.func("AVG", flt(column(c)))), m, quoted=True)
+                for c, m in zip(cols, means, strict=True)
+            ),
+        )
+        .from_(relation.subquery(exp.to_identifier(src, quoted=True)))
+        .where(_complete(cols))
+    )
     aggs: list[exp.Expr] = [exp.func("COUNT", exp.Star())]
     aggs += [exp.func("AVG", flt(column(c))) for c in cols]
     aggs += [exp.func("STDDEV_POP", flt(column(c))) for c in cols]
     aggs += [
-        exp.func("COVAR_POP", flt(column(a)), flt(column(b)))
+        exp.func(
+            "AVG",
+            exp.paren(flt(column(a)) - column(means[i]))
+            * exp.paren(flt(column(b)) - column(means[i + 1 + j])),
+        )
         for i, a in enumerate(cols)
-        for b in cols[i + 1 :]
+        for j, b in enumerate(cols[i + 1 :])
     ]
-    return (
-        exp.select(*aggs)
-        .from_(relation.subquery(exp.to_identifier(src, quoted=True)))
-        .where(_complete(cols))
+    return exp.select(*aggs).from_(
+        centered.subquery(exp.to_identifier(helper("mv_centered"), quoted=True))
     )
 
 
@@ -314,26 +335,31 @@ def _mdav(
     src = helper("mv_src")
     # 1. the scratch table: the relation, row numbers, standardized columns, group
     complete = _complete(cols)
-    ok = case_when([(complete, lit(1))], lit(0))
-    stats = [
-        (
-            window(exp.func("AVG", flt(column(c))), [ok.copy()]),
-            window(exp.func("STDDEV_POP", flt(column(c))), [ok.copy()]),
-        )
-        for c in cols
-    ]
+    flagged = exp.select(
+        *(column(c) for c in ctx.columns),
+        exp.alias_(case_when([(complete, lit(1))], lit(0)), helper("ok"), quoted=True),
+    ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
+    means, sds = [helper(f"mu{j}") for j in range(p)], [helper(f"sd{j}") for j in range(p)]
+    with_stats = with_moments(
+        flagged,
+        [(flt(column(c)), means[j], sds[j]) for j, c in enumerate(cols)],
+        ctx.dialect,
+        alias=helper("mv_flagged"),
+        partition=[column(helper("ok"))],
+        sample=False,
+    )
     zs = []
     for j, c in enumerate(cols):
-        mean, sd = stats[j]
-        z = case_when([(sd.copy() > lit(0), div(flt(column(c)) - mean, sd))], lit(0.0))
+        sd = column(sds[j])
+        z = case_when([(sd > lit(0), div(flt(column(c)) - column(means[j]), sd.copy()))], lit(0.0))
         zs.append(exp.alias_(z, helper(f"z{j}"), quoted=True))
     create_as = exp.select(
         *(column(c) for c in ctx.columns),
         exp.alias_(exp.Window(this=exp.func("ROW_NUMBER")), helper("rid"), quoted=True),
-        exp.alias_(ok, helper("ok"), quoted=True),
+        column(helper("ok")),
         *zs,
         exp.alias_(exp.cast(exp.null(), exp.DataType.Type.BIGINT), helper("grp"), quoted=True),
-    ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
+    ).from_(with_stats.subquery(exp.to_identifier(helper("mv_stats"), quoted=True)))
     db.execute(exp.Drop(tables=[table.copy()], kind="TABLE", exists=True))
     db.execute(exp.Create(this=table.copy(), kind="TABLE", expression=create_as))
     ((n,),) = db.aggregate(
@@ -345,8 +371,15 @@ def _mdav(
     if n >= k:
         _mdav_rounds(db, table, n, k, p)
     n_expr = exp.alias_(lit(n), helper("n"), quoted=True)
+    # rows left without a group (incomplete, or fewer than k in all) get one each
+    grp = exp.Coalesce(
+        this=column(helper("grp")), expressions=[outside_groups(column(helper("rid")))]
+    )
     grouped = exp.select(
-        *(column(c) for c in ctx.columns), n_expr, column(helper("ok")), column(helper("grp"))
+        *(column(c) for c in ctx.columns),
+        n_expr,
+        column(helper("ok")),
+        exp.alias_(grp, helper("grp"), quoted=True),
     ).from_(table.copy())
     return grouped, scratch
 

@@ -91,6 +91,7 @@ __all__ = [
     "MicroaggregationParams",
     "check_named_columns",
     "group_index",
+    "outside_groups",
     "replace_in_groups",
 ]
 
@@ -178,6 +179,20 @@ def group_index(rn: exp.Expr, n: exp.Expr, m: exp.Expr) -> exp.Expr:
     own = exp.Floor(this=div(rn, m))
     full = exp.Floor(this=div(n, m))
     return case_when([(own < full, own)], full.copy() - lit(1))
+
+
+def outside_groups(rn: exp.Expr) -> exp.Expr:
+    """The group of a row that belongs to no group (NULL value): ``-2 - rn``, its own.
+
+    Such rows are released as NULL; a group of their own each keeps the group
+    windows small (MariaDB recomputes ``STDDEV_POP`` over the whole partition for
+    every row: one group of 30,000 NULLs took 12 s), and ``-2 - rn`` never meets
+    :func:`group_index`'s values (>= -1).
+
+    >>> outside_groups(column("rn")).sql("duckdb")
+    '-2 - "rn"'
+    """
+    return lit(-2) - rn
 
 
 def replace_in_groups(
@@ -280,7 +295,12 @@ class Microaggregation:
             *(
                 exp.alias_(
                     case_when(
-                        [(column(c, ranked_name).is_(exp.null()), lit(-1))],
+                        [
+                            (
+                                column(c, ranked_name).is_(exp.null()),
+                                outside_groups(column(helper(f"rn{idx[c]}"), ranked_name)),
+                            )
+                        ],
                         group_index(
                             column(helper(f"rn{idx[c]}"), ranked_name),
                             column(helper(f"n{idx[c]}"), ranked_name),

@@ -1,8 +1,9 @@
 """Noise addition for numeric columns (seed 003 §3.2.2; Brand & Giessing 2002; Kim 1986).
 
 Methods (``σ``, ``μ``: the column's sample standard deviation and mean, computed
-in the same statement with window aggregates; ``z`` a standard normal drawn in
-SQL by Box–Muller from two uniforms):
+in the same statement with window aggregates — on MariaDB in two passes, see
+:data:`~paradise.anonymize.sqlfuncs.WINDOW_STDDEV`; ``z`` a standard normal
+drawn in SQL by Box–Muller from two uniforms):
 
 ``additive``
     ``x* = x + sqrt(α)·σ·z``, i.e. noise ~ N(0, α·σ²): means are kept,
@@ -47,7 +48,14 @@ from sqlglot import exp
 
 from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
 from paradise.anonymize.microaggregation import check_named_columns
-from paradise.anonymize.sqlfuncs import case_when, flt, lit, normal, window, with_uniforms
+from paradise.anonymize.sqlfuncs import (
+    case_when,
+    flt,
+    lit,
+    normal,
+    with_moments,
+    with_uniforms,
+)
 
 __all__ = ["Noise", "NoiseParams"]
 
@@ -100,23 +108,23 @@ class Noise:
             draws=draws,
             alias=helper("noise_src"),
         )
-        # column statistics as window aggregates over the whole relation
-        stats = []
-        for i, c in enumerate(targets):
-            stats.append(
-                exp.alias_(
-                    window(exp.func("STDDEV_SAMP", flt(column(c)))), helper(f"sd{i}"), quoted=True
-                )
-            )
-            if params.method == "correlated2":
-                stats.append(
-                    exp.alias_(
-                        window(exp.func("AVG", flt(column(c)))), helper(f"mu{i}"), quoted=True
+        # column statistics over the whole relation as window aggregates (see
+        # sqlfuncs.with_moments; multiplicative noise needs none)
+        stats_source = drawn
+        if params.method != "multiplicative":
+            stats_source = with_moments(
+                drawn,
+                [
+                    (
+                        flt(column(c)),
+                        helper(f"mu{i}") if params.method == "correlated2" else None,
+                        helper(f"sd{i}"),
                     )
-                )
-        with_stats = exp.select(exp.Star(), *stats).from_(
-            drawn.subquery(exp.to_identifier(helper("noise_u"), quoted=True))
-        )
+                    for i, c in enumerate(targets)
+                ],
+                ctx.dialect,
+                alias=helper("noise_u"),
+            )
         out: list[exp.Expr] = []
         for c in ctx.columns:
             if c not in targets:
@@ -142,7 +150,7 @@ class Noise:
                 )
             )
         return exp.select(*out).from_(
-            with_stats.subquery(exp.to_identifier(helper("noise_stats"), quoted=True))
+            stats_source.subquery(exp.to_identifier(helper("noise_stats"), quoted=True))
         )
 
     def describe(self, params: NoiseParams, ctx: OperatorContext) -> dict[str, Any]:
