@@ -53,6 +53,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
 from paradise.anonymize.microaggregation import check_named_columns
@@ -275,9 +276,25 @@ def _recode(col: str, rule: ColumnRecoding, sql_type: str) -> exp.Expr:
         truncated = exp.TimestampTrunc(this=x, unit=exp.var(rule.truncate.upper()))
         if sql_type.upper().strip() == "DATE":
             return exp.cast(truncated, exp.DataType.Type.DATE)
+        if _naive_timestamp(sql_type):
+            # MySQL's truncation is DATE_ADD('0000-01-01 00:00:00', ...): text, not a DATETIME
+            return exp.cast(truncated, exp.DataType.Type.TIMESTAMP)
         return truncated
     assert rule.round is not None
     return exp.Floor(this=div(x, lit(rule.round)) + lit(0.5)) * lit(rule.round)
+
+
+def _naive_timestamp(sql_type: str) -> bool:
+    """Whether ``sql_type`` is a timestamp without time zone (``TIMESTAMP``, ``DATETIME``).
+
+    >>> _naive_timestamp("timestamp(6)"), _naive_timestamp("TIMESTAMPTZ"), _naive_timestamp("?")
+    (True, False, False)
+    """
+    try:
+        parsed = exp.DataType.build(sql_type)
+    except (SqlglotError, ValueError):
+        return False
+    return parsed.is_type(exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME)
 
 
 def _decimals(value: float) -> int:
