@@ -1,35 +1,64 @@
-"""Operator benchmark on DuckDB: every operator against a plain copy, MDAV against NumPy.
+"""Operator benchmark: every operator against a plain copy in the same database and run.
 
-Each operator's generated relation is materialized with ``CREATE OR REPLACE TABLE
-… AS <sql>`` on Adult (32,561 rows) and on Adult replicated to 1M rows; the
-plain copy (``CREATE TABLE … AS SELECT <same columns>``) is measured in the same
-run and the ratio printed. Rewrite-time work (PCA's aggregate, MDAV's rounds,
-local suppression's counting query is not run here) is included where the
-operator needs it. MDAV's iterative SQL is compared with the NumPy reference
-``benchmarks/mdav_numpy.py`` on 10k and 100k rows (k as given; 100k takes minutes).
+Each operator's generated relation is materialized with ``CREATE TABLE … AS
+<sql>`` on Adult (32,561 rows) and, on DuckDB, on Adult replicated to 1M rows;
+a plain copy (``CREATE TABLE … AS SELECT <same columns>``) is measured next to
+every operator (interleaved, so load changes on a shared machine hit both) and
+the ratio printed. Rewrite-time work (PCA's aggregate, MDAV's rounds, local
+suppression's counting query in the composition) is included where the
+operator needs it. The last row is the ``statistics_office`` role's five-step
+composition (generalization, seeded noise, seeded PRAM, microaggregation, local
+suppression) as :func:`paradise.plan.plan_table` builds it.
+
+``--backend postgres`` / ``--backend mysql`` run the same cases in a throw-away
+schema (PostgreSQL) or database (MariaDB) on the server named by
+``PARADISE_POSTGRES_URL`` / ``PARADISE_MYSQL_URL`` (defaults: the local test
+servers), on Adult only (replicated sizes are DuckDB only). On DuckDB, MDAV's iterative
+SQL is also compared with the NumPy reference ``benchmarks/mdav_numpy.py`` on
+10k and 100k rows (k as given; 100k takes minutes).
 
 Usage:
-    python benchmarks/operators.py                      # Adult + 1M rows, MDAV 10k
-    python benchmarks/operators.py --mdav-rows 10000 100000 --mdav-k 10
+    python -m benchmarks.operators                      # DuckDB: Adult + 1M rows, MDAV 10k
+    python -m benchmarks.operators --mdav-rows 10000 100000 --mdav-k 10
+    python -m benchmarks.operators --backend mysql      # MariaDB, Adult
+    python -m benchmarks.operators --backend postgres --reps 5 --only noise pram
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import secrets
 import statistics
+import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlalchemy.engine import make_url
 from sqlglot import exp
 
 from benchmarks.mdav_numpy import mdav_groups
 from paradise.anonymize.base import OperatorContext, column
 from paradise.anonymize.registry import OPERATORS
+from paradise.backends import connect_backend
+from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.demo_data import load_demo_tables
+from paradise.errors import ParadiseError
 from paradise.pipeline import BackendAccess
+from paradise.plan import plan_table
+from paradise.policy.load import load_policy_file
+from paradise.processor import bundled_policies
+
+ADULT_ROWS = 32_561
+SERVERS = {
+    "postgres": "postgresql://postgres@127.0.0.1:5432/test",
+    "mysql": "mysql+pymysql://root@127.0.0.1:3306/test",
+}
 
 MARITAL = [
     "Married-civ-spouse",
@@ -124,45 +153,88 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
+def _table(name: str) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
 def _relation(table: str, columns: tuple[str, ...]) -> exp.Select:
-    return exp.select(*(column(c) for c in columns)).from_(
-        exp.Table(this=exp.to_identifier(table, quoted=True))
-    )
+    return exp.select(*(column(c) for c in columns)).from_(_table(table))
 
 
-def _median_ms(backend: DuckDBBackend, make_sql: Any, reps: int) -> float:
-    times = []
+def _create_ms(backend: Backend, make_query: Callable[[], exp.Query]) -> float:
+    """Drop ``bench_out``, then time building the query and ``CREATE TABLE bench_out AS`` it."""
+    drop = exp.Drop(kind="TABLE", tables=[_table("bench_out")], exists=True)
+    backend.run(drop.sql(backend.dialect))
+    start = time.perf_counter()
+    create = exp.Create(kind="TABLE", this=_table("bench_out"), expression=make_query())
+    backend.run(create.sql(backend.dialect))
+    return (time.perf_counter() - start) * 1000
+
+
+def _interleaved(
+    backend: Backend, plain: exp.Query, make_query: Callable[[], exp.Query], reps: int
+) -> tuple[float, float]:
+    """Median ms of the plain copy and of the query, measured alternately."""
+    copies, runs = [], []
     for _ in range(reps):
-        start = time.perf_counter()
-        sql = make_sql()
-        backend.connection.execute(f"CREATE OR REPLACE TABLE bench_out AS {sql}")
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        copies.append(_create_ms(backend, lambda: plain))
+        runs.append(_create_ms(backend, make_query))
+    return statistics.median(copies), statistics.median(runs)
+
+
+def _composition(backend: Backend, table: str) -> exp.Select:
+    """The ``statistics_office`` role's five steps on ``table`` (rewrite-time work included)."""
+    policy = load_policy_file(bundled_policies() / "statistics_office.yaml").tables["adult"]
+    return plan_table(
+        table,
+        policy,
+        backend.catalog()[table],
+        backend.dialect,
+        database=BackendAccess(backend),
+        role="statistics_office",
+    ).relation
 
 
 def bench_operators(
-    backend: DuckDBBackend, table: str, reps: int
+    backend: Backend, table: str, reps: int, only: tuple[str, ...] = ()
 ) -> list[tuple[str, float, float]]:
+    """``(title, ms, ratio to a plain copy)`` per operator case on ``table``.
+
+    ``only``: run just the cases whose title contains one of these words.
+    """
     catalog = backend.catalog()[table]
     columns = tuple(c for c in catalog if c != "id")
     ctx = OperatorContext(
-        table=table, dialect="duckdb", columns=columns,
+        table=table, dialect=backend.dialect, columns=columns,
         classes={c: "quasi_identifier" for c in columns}, types=dict(catalog), k=5,
         database=BackendAccess(backend),
     )  # fmt: skip
     relation = _relation(table, columns)
-    plain = _median_ms(backend, lambda: relation.sql("duckdb"), reps)
-    rows = [("plain copy", plain, 1.0)]
+    _create_ms(backend, lambda: relation)  # warm the caches once
+    copies: list[float] = []
+    rows: list[tuple[str, float, float]] = []
+    cases: list[tuple[str, Callable[[], exp.Query]]] = []
     for title, name, raw in CASES:
         op = OPERATORS[name]()
         params = op.Params.model_validate(raw)
-        ms = _median_ms(
-            backend,
-            lambda op=op, params=params: op.apply(relation, params, ctx).sql("duckdb"),
-            reps,
-        )
-        rows.append((title, ms, ms / plain))
-    return rows
+        cases.append((title, lambda op=op, params=params: op.apply(relation, params, ctx)))
+    cases.append(("composition statistics_office (5 steps)", lambda: _composition(backend, table)))
+    for title, make_query in cases:
+        if only and not any(word in title for word in only):
+            continue
+        try:
+            copy_ms, ms = _interleaved(backend, relation, make_query, reps)
+        except ParadiseError as exc:  # e.g. a function the engine lacks: report, go on
+            print(f"  {table}: {title}: failed: {exc}", file=sys.stderr, flush=True)
+            rows.append((title, math.nan, math.nan))
+            continue
+        copies.append(copy_ms)
+        rows.append((title, ms, ms / copy_ms))
+        print(f"  {table}: {title}: {ms:.1f} ms ({ms / copy_ms:.1f}x)", file=sys.stderr, flush=True)
+    if not copies:
+        raise SystemExit(f"no case title contains any of {list(only)}")
+    plain = statistics.median(copies)
+    return [("plain copy", plain, 1.0), *rows]
 
 
 def bench_mdav(backend: DuckDBBackend, n: int, k: int) -> tuple[float, float, bool]:
@@ -198,45 +270,108 @@ def _partition(groups: Any) -> list[tuple[int, ...]]:
     return sorted(tuple(sorted(part.tolist())) for part in np.split(order, cuts))
 
 
+class Scratch:
+    """A throw-away schema (PostgreSQL) or database (MariaDB), or an in-memory DuckDB."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.name = f"paradise_bench_ops_{secrets.token_hex(3)}"
+        self.admin: Backend | None = None
+        if kind == "duckdb":
+            duck = DuckDBBackend(":memory:")
+            duck.connection.execute("SET threads = 2")
+            self.backend: Backend = duck
+            return
+        base = os.environ.get(f"PARADISE_{kind.upper()}_URL", SERVERS[kind])
+        self.admin = connect_backend(base)
+        ident = exp.to_identifier(self.name, quoted=True).sql(self.admin.dialect)
+        if kind == "postgres":
+            self.admin.run(f"CREATE SCHEMA {ident}")
+            url = make_url(base).update_query_dict({"options": f"-csearch_path={self.name}"})
+        else:
+            self.admin.run(f"CREATE DATABASE {ident} CHARACTER SET utf8mb4")
+            url = make_url(base).set(database=self.name)
+        self.backend = connect_backend(url.render_as_string(hide_password=False))
+
+    def close(self) -> None:
+        self.backend.close()
+        if self.admin is not None:
+            ident = exp.to_identifier(self.name, quoted=True).sql(self.admin.dialect)
+            kind = "SCHEMA" if self.kind == "postgres" else "DATABASE"
+            cascade = " CASCADE" if self.kind == "postgres" else ""
+            self.admin.run(f"DROP {kind} {ident}{cascade}")
+            self.admin.close()
+
+
+def _replicate(backend: Backend, name: str, n: int) -> None:
+    """``name``: Adult repeated until it has ``n`` rows (DuckDB only)."""
+    if backend.dialect != "duckdb":
+        raise SystemExit("--rows is only implemented for DuckDB (pass --rows with no value)")
+    copies = exp.func("range", exp.Literal.number(-(-n // ADULT_ROWS)))
+    source = (
+        exp.select("a.*")
+        .from_(exp.alias_(_table("adult"), "a", table=True))
+        .join(exp.alias_(copies, "r", table=True), join_type="cross")
+        .limit(n)
+    )
+    backend.run(exp.Create(kind="TABLE", this=_table(name), expression=source).sql("duckdb"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, nargs="*", default=[1_000_000])
+    parser.add_argument("--backend", choices=["duckdb", "postgres", "mysql"], default="duckdb")
+    parser.add_argument(
+        "--rows",
+        type=int,
+        nargs="*",
+        default=None,
+        help="replicated Adult sizes (DuckDB; default 1M there, none on servers)",
+    )
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=[], help="cases whose title contains a word")
     parser.add_argument("--mdav-rows", type=int, nargs="*", default=[10_000])
     parser.add_argument("--mdav-k", type=int, default=5)
     args = parser.parse_args()
+    sizes = args.rows if args.rows is not None else [1_000_000] * (args.backend == "duckdb")
 
-    backend = DuckDBBackend(":memory:")
-    backend.connection.execute("SET threads = 2")
-    load_demo_tables(backend)
-    tables = [("adult", 32_561)]
-    for n in args.rows:
-        name = f"adult_{n}"
-        backend.connection.execute(
-            f"CREATE OR REPLACE TABLE {name} AS SELECT a.* FROM adult a, "
-            f"range({-(-n // 32_561)}) r LIMIT {n}"
+    scratch = Scratch(args.backend)
+    try:
+        backend = scratch.backend
+        load_demo_tables(backend)
+        tables = [("adult", ADULT_ROWS)]
+        for n in sizes:
+            _replicate(backend, f"adult_{n}", n)
+            tables.append((f"adult_{n}", n))
+        results = {
+            name: {
+                t: (ms, ratio)
+                for t, ms, ratio in bench_operators(backend, name, args.reps, tuple(args.only))
+            }
+            for name, _ in tables
+        }
+        print(f"{args.backend}: median of {args.reps} runs, ratio to a plain copy in the same run")
+        header = f"{'operator':42s}" + "".join(
+            f"{f'{n:,} rows ms':>16s}{'ratio':>8s}" for _, n in tables
         )
-        tables.append((name, n))
-    results = {
-        name: dict((t, (ms, ratio)) for t, ms, ratio in bench_operators(backend, name, args.reps))
-        for name, _ in tables
-    }
-    header = f"{'operator':40s}" + "".join(
-        f"{f'{n:,} rows ms':>16s}{'ratio':>8s}" for _, n in tables
-    )
-    print(header)
-    for title in results["adult"]:
-        line = f"{title:40s}"
-        for name, _ in tables:
-            ms, ratio = results[name][title]
-            line += f"{ms:18.1f}{ratio:8.1f}"
-        print(line)
-    print()
-    title = f"MDAV k={args.mdav_k}"
-    print(f"{title:40s}{'SQL s':>10s}{'NumPy s':>10s}{'ratio':>8s}  same groups")
-    for n in args.mdav_rows:
-        sql_s, numpy_s, same = bench_mdav(backend, n, args.mdav_k)
-        print(f"{f'{n:,} rows':40s}{sql_s:10.1f}{numpy_s:10.2f}{sql_s / numpy_s:8.0f}  {same}")
+        print(header)
+        for title in results["adult"]:
+            line = f"{title:42s}"
+            for name, _ in tables:
+                ms, ratio = results[name][title]
+                line += f"{ms:16.1f}{ratio:8.1f}"
+            print(line)
+        if args.backend == "duckdb" and args.mdav_rows:
+            assert isinstance(backend, DuckDBBackend)
+            print()
+            title = f"MDAV k={args.mdav_k}"
+            print(f"{title:42s}{'SQL s':>10s}{'NumPy s':>10s}{'ratio':>8s}  same groups")
+            for n in args.mdav_rows:
+                sql_s, numpy_s, same = bench_mdav(backend, n, args.mdav_k)
+                print(
+                    f"{f'{n:,} rows':42s}{sql_s:10.1f}{numpy_s:10.2f}{sql_s / numpy_s:8.0f}  {same}"
+                )
+    finally:
+        scratch.close()
 
 
 if __name__ == "__main__":
