@@ -32,24 +32,19 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import os
-import secrets
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
 from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.scratch import ScratchDatabase  # noqa: E402
 from paradise.anonymize.base import OperatorContext  # noqa: E402
 from paradise.anonymize.slicing import Slicing, SlicingParams  # noqa: E402
-from paradise.backends import connect_backend  # noqa: E402
-from paradise.backends.base import Backend  # noqa: E402
-from paradise.backends.duckdb import DuckDBBackend  # noqa: E402
 from paradise.errors import BackendError  # noqa: E402
 from paradise.load import load_file  # noqa: E402
 
@@ -83,30 +78,11 @@ def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
-class Scratch:
+class Scratch(ScratchDatabase):
     """A throw-away schema (PostgreSQL) or database (MariaDB) holding Adult and adult6."""
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.name = f"paradise_bench_{secrets.token_hex(3)}"
-        self.admin: Backend | None = None
-        if kind == "duckdb":
-            self.backend: Backend = DuckDBBackend(":memory:")
-        else:
-            default = {
-                "postgres": "postgresql://postgres@127.0.0.1:5432/test",
-                "mysql": "mysql+pymysql://root@127.0.0.1:3306/test",
-            }[kind]
-            base = os.environ.get(f"PARADISE_{kind.upper()}_URL", default)
-            self.admin = connect_backend(base)
-            ident = exp.to_identifier(self.name, quoted=True).sql(self.admin.dialect)
-            if kind == "postgres":
-                self.admin.run(f"CREATE SCHEMA {ident}")
-                url = make_url(base).update_query_dict({"options": f"-csearch_path={self.name}"})
-            else:
-                self.admin.run(f"CREATE DATABASE {ident} CHARACTER SET utf8mb4")
-                url = make_url(base).set(database=self.name)
-            self.backend = connect_backend(url.render_as_string(hide_password=False))
+        super().__init__(kind)
         load_file(self.backend, ADULT, "adult", replace=True)
         select = exp.select(*(exp.column(c, quoted=True) for c in COLUMNS)).from_(_table("adult"))
         self.run(exp.Create(kind="TABLE", this=_table("adult6"), expression=select))
@@ -122,15 +98,6 @@ class Scratch:
         start = time.perf_counter()
         self.backend.run(sql)
         return (time.perf_counter() - start) * 1000
-
-    def close(self) -> None:
-        self.backend.close()
-        if self.admin is not None:
-            ident = exp.to_identifier(self.name, quoted=True).sql(self.admin.dialect)
-            kind = "SCHEMA" if self.kind == "postgres" else "DATABASE"
-            cascade = " CASCADE" if self.kind == "postgres" else ""
-            self.admin.run(f"DROP {kind} {ident}{cascade}")
-            self.admin.close()
 
 
 def slicing_query(dialect: str, buckets: int, strategy: str) -> exp.Select:

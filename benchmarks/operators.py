@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import secrets
 import statistics
 import sys
 import time
@@ -38,13 +36,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy.engine import make_url
 from sqlglot import exp
 
 from benchmarks.mdav_numpy import mdav_groups
+from benchmarks.scratch import ScratchDatabase
 from paradise.anonymize.base import OperatorContext, column
 from paradise.anonymize.registry import OPERATORS
-from paradise.backends import connect_backend
 from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.demo_data import load_demo_tables
@@ -55,10 +52,6 @@ from paradise.policy.load import load_policy_file
 from paradise.processor import bundled_policies
 
 ADULT_ROWS = 32_561
-SERVERS = {
-    "postgres": "postgresql://postgres@127.0.0.1:5432/test",
-    "mysql": "mysql+pymysql://root@127.0.0.1:3306/test",
-}
 
 MARITAL = [
     "Married-civ-spouse",
@@ -270,37 +263,13 @@ def _partition(groups: Any) -> list[tuple[int, ...]]:
     return sorted(tuple(sorted(part.tolist())) for part in np.split(order, cuts))
 
 
-class Scratch:
+class Scratch(ScratchDatabase):
     """A throw-away schema (PostgreSQL) or database (MariaDB), or an in-memory DuckDB."""
 
     def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.name = f"paradise_bench_ops_{secrets.token_hex(3)}"
-        self.admin: Backend | None = None
-        if kind == "duckdb":
-            duck = DuckDBBackend(":memory:")
-            duck.connection.execute("SET threads = 2")
-            self.backend: Backend = duck
-            return
-        base = os.environ.get(f"PARADISE_{kind.upper()}_URL", SERVERS[kind])
-        self.admin = connect_backend(base)
-        ident = exp.to_identifier(self.name, quoted=True).sql(self.admin.dialect)
-        if kind == "postgres":
-            self.admin.run(f"CREATE SCHEMA {ident}")
-            url = make_url(base).update_query_dict({"options": f"-csearch_path={self.name}"})
-        else:
-            self.admin.run(f"CREATE DATABASE {ident} CHARACTER SET utf8mb4")
-            url = make_url(base).set(database=self.name)
-        self.backend = connect_backend(url.render_as_string(hide_password=False))
-
-    def close(self) -> None:
-        self.backend.close()
-        if self.admin is not None:
-            ident = exp.to_identifier(self.name, quoted=True).sql(self.admin.dialect)
-            kind = "SCHEMA" if self.kind == "postgres" else "DATABASE"
-            cascade = " CASCADE" if self.kind == "postgres" else ""
-            self.admin.run(f"DROP {kind} {ident}{cascade}")
-            self.admin.close()
+        super().__init__(kind, "paradise_bench_ops")
+        if isinstance(self.backend, DuckDBBackend):
+            self.backend.connection.execute("SET threads = 2")
 
 
 def _replicate(backend: Backend, name: str, n: int) -> None:
