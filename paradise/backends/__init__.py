@@ -6,7 +6,25 @@ from paradise.backends.base import Backend, ResultSet
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.errors import BackendError
 
-__all__ = ["Backend", "DuckDBBackend", "ResultSet", "connect_backend"]
+__all__ = ["Backend", "DuckDBBackend", "ResultSet", "connect_backend", "duckdb_path"]
+
+
+def duckdb_path(target: str) -> str | None:
+    """The DuckDB database ``target`` names (a file path or ``:memory:``); None for a server URL.
+
+    >>> duckdb_path("data.duckdb"), duckdb_path("duckdb:////tmp/a.duckdb"), duckdb_path("duckdb://")
+    ('data.duckdb', '/tmp/a.duckdb', ':memory:')
+    >>> duckdb_path("postgresql://localhost/test") is None
+    True
+    """
+    if target == ":memory:" or "://" not in target:
+        return target
+    if target.split("://", 1)[0].lower().split("+", 1)[0] != "duckdb":
+        return None
+    path = target.split("://", 1)[1].lstrip("/") if target.count("/") > 2 else ":memory:"
+    if target.startswith("duckdb:////"):
+        path = "/" + path
+    return path or ":memory:"
 
 
 def connect_backend(target: str, *, read_only: bool = False) -> Backend:
@@ -18,16 +36,11 @@ def connect_backend(target: str, *, read_only: bool = False) -> Backend:
     >>> connect_backend(":memory:").dialect
     'duckdb'
     """
-    if target == ":memory:" or "://" not in target:
-        return DuckDBBackend(target, read_only=read_only and target != ":memory:")
+    path = duckdb_path(target)
+    if path is not None:
+        return DuckDBBackend(path, read_only=read_only and path != ":memory:")
     scheme = target.split("://", 1)[0].lower()
     driver = scheme.split("+", 1)[0]
-    if driver == "duckdb":
-        path = target.split("://", 1)[1].lstrip("/") if target.count("/") > 2 else ":memory:"
-        if target.startswith("duckdb:////"):
-            path = "/" + path
-        path = path or ":memory:"
-        return DuckDBBackend(path, read_only=read_only and path != ":memory:")
     if driver in ("postgresql", "postgres"):
         from paradise.backends.postgres import PostgresBackend
 

@@ -41,19 +41,29 @@ class ResultSet:
         return self.table.num_rows
 
 
-def rows_to_arrow(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table:
+def rows_to_arrow(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    arrow_types: Sequence[pa.DataType | None] | None = None,
+) -> pa.Table:
     """Build an Arrow table from driver rows (positional names keep duplicates apart).
+
+    ``arrow_types`` gives a column's Arrow type where the driver's type is known (None:
+    Arrow infers it from the values); values no Arrow type holds become text.
 
     >>> rows_to_arrow(["a", "a"], [(1, "x")]).num_columns
     2
+    >>> rows_to_arrow(["a"], [(1,)], [pa.int32()]).schema.types
+    [DataType(int32)]
     """
     names = [f"c{i}" for i in range(len(columns))]
+    wanted = list(arrow_types) if arrow_types is not None else [None] * len(columns)
     arrays = []
     for i in range(len(columns)):
         values = [row[i] for row in rows]
         try:
-            arrays.append(pa.array(values))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays.append(pa.array(values, type=wanted[i]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             arrays.append(pa.array([None if v is None else str(v) for v in values]))
     return pa.Table.from_arrays(arrays, names=names) if names else pa.table({})
 

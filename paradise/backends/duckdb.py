@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import duckdb
 import pyarrow as pa
 
-from paradise.backends.base import ResultSet
+from paradise.backends.base import ResultSet, rows_to_arrow
 from paradise.backends.cancel import CURRENT_TOKEN
 from paradise.errors import BackendError
 
@@ -153,31 +153,20 @@ def _arrow_type(duckdb_type: str) -> pa.DataType | None:
     return pa.decimal128(int(match[1]), int(match[2])) if match else None
 
 
-def _array(values: list[Any], duckdb_type: str, schema_type: pa.DataType | None) -> pa.Array:
-    wanted = schema_type or _arrow_type(duckdb_type)
-    try:
-        return pa.array(values, type=wanted) if wanted is not None else pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return pa.array([None if v is None else str(v) for v in values])
-
-
 def _collect(
     cursor: duckdb.DuckDBPyConnection, columns: tuple[str, ...], types: tuple[str, ...]
 ) -> ResultSet:
     """The executed statement's result: tuples when small, Arrow otherwise."""
-    names = [f"c{i}" for i in range(len(columns))]
     head = cursor.fetchmany(SMALL_RESULT_ROWS)
     if len(head) < SMALL_RESULT_ROWS:
-        arrays = [_array([r[i] for r in head], t, None) for i, t in enumerate(types)]
-        result = ResultSet(columns, types, pa.Table.from_arrays(arrays, names=names))
+        table = rows_to_arrow(columns, head, [_arrow_type(t) for t in types])
+        result = ResultSet(columns, types, table)
         result.__dict__["rows"] = head  # the tuples are the rows: no round trip through Arrow
         return result
     with warnings.catch_warnings():  # "extra copy": only of what is left after the head
         warnings.simplefilter("ignore")
         rest = cursor.to_arrow_table()
-    rest = rest.rename_columns(names)
-    arrays = [
-        _array([r[i] for r in head], t, rest.schema.field(i).type) for i, t in enumerate(types)
-    ]
-    head_table = pa.Table.from_arrays(arrays, schema=rest.schema)
+    rest = rest.rename_columns([f"c{i}" for i in range(len(columns))])
+    head_columns = rows_to_arrow(columns, head, rest.schema.types).columns
+    head_table = pa.Table.from_arrays(head_columns, schema=rest.schema)
     return ResultSet(columns, types, pa.concat_tables([head_table, rest]))

@@ -87,7 +87,9 @@ def serve(
             hint="create one with: paradise user add NAME --role ROLE --config FILE",
             sqlstate="28000",
         )
-    shared_file = _is_duckdb_file(target) and config.workers > 1
+    from paradise.backends import duckdb_path
+
+    shared_file = duckdb_path(target) not in (None, ":memory:") and config.workers > 1
     if shared_file and demo:
         raise click.UsageError(
             "--demo with several workers needs the in-memory database: drop --backend "
@@ -119,14 +121,6 @@ def serve(
                        on_ready=started)  # fmt: skip
     if code:
         raise SystemExit(code)
-
-
-def _is_duckdb_file(target: str) -> bool:
-    if target == ":memory:":
-        return False
-    if "://" not in target:
-        return True
-    return target.lower().startswith("duckdb://") and target.count("/") > 2
 
 
 def _open(target: str, policy_dir: str | None, *, read_only: bool = False) -> Processor:
