@@ -51,7 +51,7 @@ __all__ = ["serve", "user"]
 )
 @click.option(
     "--workers",
-    type=click.IntRange(1, 64),
+    type=int,
     default=None,
     help="Server processes sharing the ports, about one per CPU core "
     "(overrides the config's workers; default 1).",
@@ -78,7 +78,8 @@ def serve(
         parsed = parse_config({"mysql_listen": list(mysql_listen)}, source="--mysql-listen")
         config = dataclasses.replace(config, mysql_listen=parsed.mysql_listen)
     if workers is not None:
-        config = dataclasses.replace(config, workers=workers)
+        parsed = parse_config({"workers": workers}, source="--workers")
+        config = dataclasses.replace(config, workers=parsed.workers)
     target = backend or config.backend or ":memory:"
     policy_dir = policies or (str(config.policies) if config.policies else None)
     if not config.users:

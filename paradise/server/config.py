@@ -27,6 +27,7 @@ from paradise.server.auth import (
     md5_password_hash,
     mysql_native_password_hash,
 )
+from paradise.server.workers import MAX_WORKERS
 
 __all__ = [
     "AUTH_METHODS",
@@ -223,8 +224,10 @@ def parse_config(
     users = {name: _user(name, raw, source) for name, raw in users_raw.items()}
     policies = data.get("policies")
     workers = data.get("workers", 1)
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 64:
-        raise _fail(source, "workers", f"expected an integer from 1 to 64, got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise _fail(
+            source, "workers", f"expected an integer from 1 to {MAX_WORKERS}, got {workers!r}"
+        )
     return ServerConfig(
         listen=listen,
         mysql_listen=mysql_listen,

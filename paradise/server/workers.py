@@ -40,7 +40,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from paradise.errors import ParadiseError
@@ -64,6 +64,17 @@ MAX_WORKERS = 64
 MYSQL_ID_BITS = 16
 """mysql-mimic connection ids are ``server_id << 16 | sequence``; worker ``i`` has id ``i + 1``."""
 
+
+def pg_owner(pid: int) -> int:
+    """The worker number a PostgreSQL session id belongs to."""
+    return pid >> PID_BITS
+
+
+def mysql_owner(connection_id: int) -> int:
+    """The worker number a MySQL connection id belongs to."""
+    return (connection_id >> MYSQL_ID_BITS) - 1
+
+
 _PG_CANCEL = b"P"
 _MYSQL_KILL = b"M"
 
@@ -75,10 +86,12 @@ class Relay:
     drops the message and logs it.
     """
 
-    def __init__(self, index: int, inbox: socket.socket, outboxes: Sequence[socket.socket]) -> None:
+    def __init__(
+        self, index: int, inbox: socket.socket, outboxes: Mapping[int, socket.socket]
+    ) -> None:
         self.index = index
         self.inbox = inbox
-        self.outboxes = list(outboxes)
+        self.outboxes = dict(outboxes)  # worker number -> link (none to itself)
         self._pg_cancel: Callable[[object], None] | None = None
         self._mysql_kill: Callable[[int, str, str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -102,19 +115,19 @@ class Relay:
 
     def forward_pg_cancel(self, pid: int, secret: bytes) -> None:
         """Send a CancelRequest to the worker owning session ``pid`` (ignored if none does)."""
-        self._send(pid >> PID_BITS, _PG_CANCEL + pid.to_bytes(4, "big") + secret)
+        self._send(pg_owner(pid), _PG_CANCEL + pid.to_bytes(4, "big") + secret)
 
     def forward_mysql_kill(self, connection_id: int, username: str, kind: str) -> None:
         """Send ``KILL <kind> connection_id`` (as ``username``) to the worker owning it."""
-        owner = (connection_id >> MYSQL_ID_BITS) - 1
         payload = connection_id.to_bytes(4, "big") + kind.encode()[:1] + username.encode()
-        self._send(owner, _MYSQL_KILL + payload)
+        self._send(mysql_owner(connection_id), _MYSQL_KILL + payload)
 
     def _send(self, worker: int, message: bytes) -> None:
-        if not 0 <= worker < len(self.outboxes) or worker == self.index:
+        outbox = self.outboxes.get(worker)
+        if outbox is None:
             return  # no such worker: a cancel for an unknown session is ignored, as in PostgreSQL
         try:
-            self.outboxes[worker].send(message)
+            outbox.send(message)
         except OSError as exc:
             logger.warning("could not relay a cancel to worker %d: %s", worker, exc)
 
@@ -148,7 +161,7 @@ class Relay:
             with contextlib.suppress(Exception):
                 self._loop.remove_reader(self.inbox.fileno())
         self._loop = None
-        for sock in (self.inbox, *self.outboxes):
+        for sock in (self.inbox, *self.outboxes.values()):
             sock.close()
 
 
@@ -172,11 +185,11 @@ class WorkerSlot:
 
     def owns(self, pid: int) -> bool:
         """Whether session id ``pid`` belongs to this worker."""
-        return pid >> PID_BITS == self.index
+        return pg_owner(pid) == self.index
 
     def owns_mysql(self, connection_id: int) -> bool:
         """Whether MySQL connection id ``connection_id`` belongs to this worker."""
-        return (connection_id >> MYSQL_ID_BITS) - 1 == self.index
+        return mysql_owner(connection_id) == self.index
 
 
 def make_slots(count: int) -> list[WorkerSlot]:
@@ -192,15 +205,9 @@ def make_slots(count: int) -> list[WorkerSlot]:
         outbox.setblocking(False)
     slots = []
     for i in range(count):
-        outboxes = [pairs[j][1] if j != i else _closed_socket() for j in range(count)]
+        outboxes = {j: pairs[j][1] for j in range(count) if j != i}
         slots.append(WorkerSlot(i, count, Relay(i, pairs[i][0], outboxes)))
     return slots
-
-
-def _closed_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.close()
-    return sock
 
 
 def bind_group(host: str, port: int, count: int) -> list[socket.socket]:
