@@ -247,11 +247,7 @@ def _window(
 
     # 4. join the groups on (bucket, ordinal)
     alias = [helper(f"g{j}") for j in range(len(groups))]
-    owner = {c: j for j, g in enumerate(groups) for c in g}
-    query = exp.select(
-        *(exp.alias_(column(c, alias[owner[c]]), c, quoted=True) for c in ctx.columns)
-    )
-    query = query.from_(
+    query = _reassemble(ctx.columns, groups, lambda j: alias[j]).from_(
         exp.Table(
             this=exp.to_identifier(ords, quoted=True),
             alias=exp.TableAlias(this=exp.to_identifier(alias[0], quoted=True)),
@@ -352,10 +348,7 @@ def _window_round_robin(
         ).from_(exp.Table(this=exp.to_identifier(shared, quoted=True)))
         return select.subquery(exp.to_identifier(helper(f"g{j}"), quoted=True))
 
-    owner = {c: j for j, g in enumerate(groups) for c in g}
-    query = exp.select(
-        *(exp.alias_(column(c, helper(f"g{owner[c]}")), c, quoted=True) for c in ctx.columns)
-    ).from_(part(0))
+    query = _reassemble(ctx.columns, groups, lambda j: helper(f"g{j}")).from_(part(0))
     for j in range(1, len(groups)):
         query = query.join(
             part(j),
@@ -421,10 +414,7 @@ def _positional_duckdb(
             )
         return select.subquery(exp.to_identifier(helper(f"g{j}"), quoted=True))
 
-    owner = {c: j for j, g in enumerate(groups) for c in g}
-    query = exp.select(
-        *(exp.alias_(column(c, helper(f"g{owner[c]}")), c, quoted=True) for c in ctx.columns)
-    ).from_(part(0))
+    query = _reassemble(ctx.columns, groups, lambda j: helper(f"g{j}")).from_(part(0))
     query.set("joins", [exp.Join(this=part(j), method="POSITIONAL") for j in range(1, len(groups))])
     return with_shared_cte(query, shared, keyed, ctx.dialect)
 
@@ -459,7 +449,6 @@ def _per_bucket(
         ),
     ).from_(with_key.subquery(exp.to_identifier(helper("k0"), quoted=True)))
 
-    owner = {c: j for j, g in enumerate(groups) for c in g}
     branches: list[exp.Select] = []
     for i in range(1, params.bucket_count + 1):
         parts = []
@@ -482,12 +471,9 @@ def _per_bucket(
                 ),
             ).from_(inner.subquery(exp.to_identifier(helper("perm"), quoted=True)))
             parts.append(ordered.subquery(exp.to_identifier(helper(f"p{i}_{j}"), quoted=True)))
-        branch = exp.select(
-            *(
-                exp.alias_(column(c, helper(f"p{i}_{owner[c]}")), c, quoted=True)
-                for c in ctx.columns
-            )
-        ).from_(parts[0])
+        branch = _reassemble(ctx.columns, groups, lambda j, i=i: helper(f"p{i}_{j}")).from_(
+            parts[0]
+        )
         for j in range(1, len(parts)):
             branch = branch.join(
                 parts[j],
@@ -506,3 +492,15 @@ def _per_bucket(
     )
     # every branch reads the bucket assignment: it must be drawn once
     return with_shared_cte(wrapped, keyed, keyed_query, ctx.dialect)
+
+
+def _reassemble(
+    columns: tuple[str, ...], groups: tuple[tuple[str, ...], ...], alias: Callable[[int], str]
+) -> exp.Select:
+    """``SELECT <alias of c's group>.c AS c, ...`` for every column, in the relation's order.
+
+    >>> _reassemble(("a", "b"), (("b",), ("a",)), lambda j: f"g{j}").sql()
+    'SELECT "g1"."a" AS "a", "g0"."b" AS "b"'
+    """
+    owner = {c: j for j, g in enumerate(groups) for c in g}
+    return exp.select(*(exp.alias_(column(c, alias(owner[c])), c, quoted=True) for c in columns))
