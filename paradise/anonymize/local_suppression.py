@@ -52,7 +52,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -119,6 +119,14 @@ def _k(params: LocalSuppressionParams, ctx: OperatorContext) -> int:
     return params.k if params.k is not None else ctx.k
 
 
+def _with_class_size(relation: exp.Select, qis: list[str], keep: Sequence[str]) -> exp.Select:
+    """``SELECT <keep>, COUNT(*) OVER (PARTITION BY <qis>) AS _paradise_c0 FROM relation``."""
+    size = window(exp.func("COUNT", exp.Star()), [column(q) for q in qis])
+    return exp.select(
+        *(column(c) for c in keep), exp.alias_(size, helper("c0"), quoted=True)
+    ).from_(relation.subquery(exp.to_identifier(helper("ls_src"), quoted=True)))
+
+
 def _levels(
     relation: exp.Select, qis: list[str], k: int, matching: str, ctx: OperatorContext
 ) -> tuple[exp.Select, list[str]]:
@@ -142,14 +150,7 @@ def _levels(
         )
     else:
         # level 0 over everyone, then level j among the rows still violating
-        query = exp.select(
-            *(column(c) for c in base_cols),
-            exp.alias_(
-                window(exp.func("COUNT", exp.Star()), [column(q) for q in qis]),
-                counts[0],
-                quoted=True,
-            ),
-        ).from_(relation.subquery(exp.to_identifier(src, quoted=True)))
+        query = _with_class_size(relation, qis, base_cols)
         carried = [counts[0]]
         for j in range(1, m + 1):
             pool = helper(f"p{j}")
@@ -191,14 +192,7 @@ class LocalSuppression:
             return relation
         k = _k(params, ctx)
         if params.method == "drop":
-            counted = exp.select(
-                *(column(c) for c in ctx.columns),
-                exp.alias_(
-                    window(exp.func("COUNT", exp.Star()), [column(q) for q in qis]),
-                    helper("c0"),
-                    quoted=True,
-                ),
-            ).from_(relation.subquery(exp.to_identifier(helper("ls_src"), quoted=True)))
+            counted = _with_class_size(relation, qis, ctx.columns)
             return (
                 exp.select(*(column(c) for c in ctx.columns))
                 .from_(counted.subquery(exp.to_identifier(helper("ls_counts"), quoted=True)))
@@ -254,13 +248,7 @@ class LocalSuppression:
         k = _k(params, ctx)
         m = len(qis)
         if params.method == "drop":
-            counted = exp.select(
-                exp.alias_(
-                    window(exp.func("COUNT", exp.Star()), [column(q) for q in qis]),
-                    helper("c0"),
-                    quoted=True,
-                )
-            ).from_(relation.subquery(exp.to_identifier(helper("ls_src"), quoted=True)))
+            counted = _with_class_size(relation, qis, ())
             query = exp.select(
                 exp.func("SUM", case_when([(column(helper("c0")) < lit(k), lit(1))], lit(0)))
             ).from_(counted.subquery(exp.to_identifier(helper("ls_counts"), quoted=True)))
