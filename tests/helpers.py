@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,16 +10,15 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def load_sql_cases(path: str | Path) -> list:
-    """One ``pytest.param(sql, headers, id=title)`` per ``;``-terminated statement.
+def sql_statements(path: Path) -> Iterator[tuple[dict[str, str], str]]:
+    """``(headers, statement)`` per ``;``-terminated statement of a fixture file.
 
-    Header lines (``# title: ...``, ``# error: ...``, ``# match: ...``, ``# role: ...``)
-    apply to the statement that follows them.
+    Header lines (``# key: value``) belong to the statement that follows them; a
+    statement without header lines gets ``{}``.
     """
-    cases = []
     headers: dict[str, str] = {}
     buffer: list[str] = []
-    for line in (FIXTURES / path).read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         stripped = line.strip()
         if stripped.startswith("# ") and ":" in stripped and not buffer:
             key, value = stripped[2:].split(":", 1)
@@ -28,7 +28,19 @@ def load_sql_cases(path: str | Path) -> list:
             continue
         buffer.append(line)
         if stripped.endswith(";"):
-            sql = "\n".join(buffer).strip()
-            cases.append(pytest.param(sql, dict(headers), id=headers.get("title", sql[:40])))
+            yield headers, "\n".join(buffer).strip()
             headers, buffer = {}, []
-    return cases
+    if buffer:
+        raise ValueError(f"{path}: a statement without its closing ';' at the end")
+
+
+def load_sql_cases(path: str | Path) -> list:
+    """One ``pytest.param(sql, headers, id=title)`` per ``;``-terminated statement.
+
+    Header lines (``# title: ...``, ``# error: ...``, ``# match: ...``, ``# role: ...``)
+    apply to the statement that follows them.
+    """
+    return [
+        pytest.param(sql, headers, id=headers.get("title", sql[:40]))
+        for headers, sql in sql_statements(FIXTURES / path)
+    ]

@@ -31,6 +31,7 @@ from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.pipeline import BackendAccess
 from tests.anonymize.properties import align
+from tests.helpers import sql_statements
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "anonymize"
 DIALECTS = ("duckdb", "postgres", "mysql")
@@ -221,27 +222,17 @@ def load_cases(operator: str) -> list[Any]:
 
 
 def _blocks(path: Path) -> Iterator[tuple[dict[str, str], list[str]]]:
-    headers: dict[str, str] = {}
-    statements: list[str] = []
-    buffer: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        stripped = line.strip()
-        if stripped.startswith("# ") and ":" in stripped and not buffer:
-            if statements:
-                raise ValueError(f"{path}: headers inside a case: {stripped}")
-            key, value = stripped[2:].split(":", 1)
-            headers[key.strip()] = value.strip()
+    """Pairs of statements (parameters, expected SQL); the headers precede the first."""
+    case: tuple[dict[str, str], list[str]] | None = None
+    for headers, statement in sql_statements(path):
+        if case is None:
+            case = (headers, [statement])
             continue
-        if not stripped and not buffer:
-            continue
-        buffer.append(line)
-        if stripped.endswith(";"):
-            statements.append("\n".join(buffer).strip())
-            buffer = []
-            if len(statements) == 2:
-                yield headers, statements
-                headers, statements = {}, []
-    if buffer or statements:
+        if headers:
+            raise ValueError(f"{path}: headers inside a case: {headers}")
+        yield case[0], [*case[1], statement]
+        case = None
+    if case is not None:
         raise ValueError(f"{path}: incomplete case at the end")
 
 
