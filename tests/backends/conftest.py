@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from sqlglot import exp
 
+import paradise
 from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.errors import BackendError
@@ -150,6 +151,16 @@ def adult(database: Database) -> str:
     finally:
         loader.close()
     return "adult"
+
+
+@pytest.fixture
+def proc(database: Database, adult: str) -> Iterator[paradise.Processor]:
+    """A processor (bundled policies) over the backend with Adult loaded."""
+    processor = paradise.connect(database.connect())
+    try:
+        yield processor
+    finally:
+        processor.close()
 
 
 def table_count(backend: Backend, table: str) -> int:

@@ -8,7 +8,6 @@ the data into Python.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,17 +17,7 @@ import paradise
 from paradise.anonymize_table import ANNOTATIONS_TABLE
 from paradise.backends.base import Backend, ResultSet
 from paradise.errors import BackendError, UndefinedTable, VerificationError
-from tests.backends.conftest import ADULT_ROWS, Database, table_count
-
-
-@pytest.fixture
-def proc(database: Database, adult: str) -> Iterator[paradise.Processor]:
-    backend = database.connect()
-    processor = paradise.connect(backend)
-    try:
-        yield processor
-    finally:
-        processor.close()
+from tests.backends.conftest import ADULT_ROWS, table_count
 
 
 def _ident(name: str, dialect: str) -> str:

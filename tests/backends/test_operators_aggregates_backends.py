@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -11,20 +10,11 @@ import pytest
 import sqlglot
 
 import paradise
-from tests.backends.conftest import ADULT_ROWS, Database
+from tests.backends.conftest import ADULT_ROWS
 
 ROLLUP = (
     "SELECT race, native_country, count(*) AS n FROM adult GROUP BY ROLLUP (race, native_country)"
 )
-
-
-@pytest.fixture
-def proc(database: Database, adult: str) -> Iterator[paradise.Processor]:
-    processor = paradise.connect(database.connect())
-    try:
-        yield processor
-    finally:
-        processor.close()
 
 
 def _scalar_row(proc: paradise.Processor, sql: str) -> tuple[object, ...]:

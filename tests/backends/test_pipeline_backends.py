@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 
 import paradise
 from paradise.errors import QueryRejected, VerificationError
-from tests.backends.conftest import ADULT_ROWS, Database
-
-
-@pytest.fixture
-def proc(database: Database, adult: str) -> Iterator[paradise.Processor]:
-    processor = paradise.connect(database.connect())
-    try:
-        yield processor
-    finally:
-        processor.close()
+from tests.backends.conftest import ADULT_ROWS
 
 
 def _stored(proc: paradise.Processor, columns: str) -> list[tuple[object, ...]]:
@@ -30,8 +20,11 @@ def test_analyst_gets_sliced_rows(proc: paradise.Processor) -> None:
     assert len(result.rows) == ADULT_ROWS
     assert "id" not in result.columns
     index = {c: i for i, c in enumerate(result.columns)}
-    for group in (("age", "workclass"), ("occupation", "relationship"), ("capital_gain",
-                                                                         "capital_loss")):
+    for group in (
+        ("age", "workclass"),
+        ("occupation", "relationship"),
+        ("capital_gain", "capital_loss"),
+    ):
         released = Counter(tuple(r[index[c]] for c in group) for r in result.rows)
         assert released == Counter(_stored(proc, ", ".join(group)))
     # links across groups are permuted inside buckets of ~326 rows
