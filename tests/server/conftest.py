@@ -6,6 +6,7 @@ it is test-only and must never be wired into ``paradise serve``.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 
@@ -13,6 +14,7 @@ import duckdb
 import pytest
 
 from paradise.errors import BackendError, QueryRejected, QuerySyntaxError
+from paradise.server.asyncio_server import PgServer
 from paradise.server.auth import ScramVerifier, hash_password, md5_password_hash
 from paradise.server.config import Limits, ServerConfig, UserConfig
 from paradise.server.handler import ColumnSpec, HandlerResult
@@ -123,3 +125,32 @@ def make_users(iterations: int = 4096) -> dict[str, UserConfig]:
 
 def make_config(**limits: object) -> ServerConfig:
     return ServerConfig(listen=(("127.0.0.1", 0),), users=make_users(), limits=Limits(**limits))  # type: ignore[arg-type]
+
+
+class ServerThread:
+    """PgServers started on one event loop in a daemon thread; tests reach them by socket."""
+
+    def __init__(self, *servers: PgServer) -> None:
+        self.servers = servers
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            for server in servers:
+                self.loop.run_until_complete(server.start())
+            ready.set()
+            self.loop.run_forever()
+            self.loop.close()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        assert ready.wait(10), "server did not start"
+
+    def stop(self, grace: float = 2.0) -> None:
+        """Stop every server gracefully (bounded), then the loop and its thread."""
+        if self.loop.is_running():
+            for server in self.servers:
+                asyncio.run_coroutine_threadsafe(server.stop(grace), self.loop).result(timeout=15)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=15)

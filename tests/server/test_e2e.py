@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import signal
@@ -24,15 +23,17 @@ from psycopg import errors
 
 from paradise.server.asyncio_server import PgServer
 from paradise.server.config import Limits, ServerConfig
+from tests.server.conftest import ServerThread
 
 pytestmark = pytest.mark.timeout(60)
 
 SLOW_QUERY = "SELECT sum(a.range * b.range) FROM range(40000) a, range(40000) b"
 
 
-class RunningServer:
-    def __init__(self, server: PgServer, loop: asyncio.AbstractEventLoop, thread: threading.Thread):
-        self.server, self.loop, self.thread = server, loop, thread
+class RunningServer(ServerThread):
+    @property
+    def server(self) -> PgServer:
+        return self.servers[0]
 
     @property
     def port(self) -> int:
@@ -48,33 +49,13 @@ class RunningServer:
         dsn_args = {k: kwargs.pop(k) for k in list(kwargs) if k in ("user", "password", "sslmode")}
         return psycopg.connect(self.dsn(**dsn_args), **kwargs)
 
-    def stop(self, grace: float = 2.0) -> None:
-        if self.loop.is_running():
-            asyncio.run_coroutine_threadsafe(self.server.stop(grace), self.loop).result(timeout=15)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=15)
-
 
 @pytest.fixture
 def start_server(handler: Any) -> Iterator[Callable[..., RunningServer]]:
     started: list[RunningServer] = []
 
     def start(config: ServerConfig) -> RunningServer:
-        loop = asyncio.new_event_loop()
-        server = PgServer(config, handler)
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(server.start())
-            ready.set()
-            loop.run_forever()
-            loop.close()
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        assert ready.wait(10), "server did not start"
-        running = RunningServer(server, loop, thread)
+        running = RunningServer(PgServer(config, handler))
         started.append(running)
         return running
 

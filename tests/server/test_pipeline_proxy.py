@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 
 import psycopg
@@ -15,7 +13,7 @@ import pytest
 import paradise
 from paradise.server import PgServer
 from paradise.server.pipeline_handler import PipelineHandler
-from tests.server.conftest import PASSWORD, make_config
+from tests.server.conftest import PASSWORD, ServerThread, make_config
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -27,22 +25,9 @@ def proxy() -> Iterator[int]:
     server = PgServer(
         make_config(query_timeout_seconds=30, max_result_rows=100_000), PipelineHandler(processor)
     )
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        ready.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert ready.wait(10)
+    running = ServerThread(server)
     yield server.port
-    asyncio.run_coroutine_threadsafe(server.stop(grace=1), loop).result(timeout=15)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
+    running.stop(grace=1)
     processor.close()
 
 

@@ -22,7 +22,7 @@ from psycopg import errors
 from paradise.server.asyncio_server import PgServer
 from paradise.server.session import CancelTarget
 from paradise.server.workers import PID_BITS, bind_group, make_slots
-from tests.server.conftest import DuckDBHandler, make_config
+from tests.server.conftest import DuckDBHandler, ServerThread, make_config
 
 SLOW_QUERY = "SELECT sum(a.range * b.range) FROM range(40000) a, range(40000) b"
 REPO = Path(__file__).resolve().parents[2]
@@ -127,22 +127,10 @@ def test_a_cancel_arriving_at_another_worker_is_relayed() -> None:
     """Two workers in one process (no fork), each with its own port: a CancelRequest for a
     session of worker 0 handed to worker 1 travels over the relay and stops the query."""
     slots = make_slots(2)
-    loop = asyncio.new_event_loop()
     servers = [PgServer(make_config(query_timeout_seconds=60), DuckDBHandler(), worker=s)
                for s in slots]  # fmt: skip
-    ready = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        for server in servers:
-            loop.run_until_complete(server.start())
-        ready.set()
-        loop.run_forever()
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert ready.wait(10)
+    running = ServerThread(*servers)
+    loop = running.loop
     try:
         dsn = (f"host=127.0.0.1 port={servers[0].port} user=ana password=pencil dbname=x "
                "sslmode=disable connect_timeout=5")  # fmt: skip
@@ -172,10 +160,7 @@ def test_a_cancel_arriving_at_another_worker_is_relayed() -> None:
             assert len(failures) == 1 and isinstance(failures[0], errors.QueryCanceled)
             assert conn.execute("SELECT 1").fetchone() == (1,)
     finally:
-        for server in servers:
-            asyncio.run_coroutine_threadsafe(server.stop(grace=1), loop).result(timeout=15)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=15)
+        running.stop(grace=1)
 
 
 def test_mysql_kill_is_relayed_to_the_owning_worker() -> None:
