@@ -11,10 +11,15 @@ from rich.text import Text
 from paradise import __version__
 from paradise.errors import ParadiseError
 
-__all__ = ["ParadiseGroup", "cli", "err_console", "out_console"]
+__all__ = ["ParadiseGroup", "cli", "err_console", "out_console", "print_error"]
 
 out_console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_error(exc: ParadiseError) -> None:
+    """The one line an expected error gets on stderr (``error: <kind>: message. Hint: ...``)."""
+    err_console.print(Text("error", style="bold red") + Text(f": {exc}"))
 
 
 class ParadiseGroup(click.Group):
@@ -27,7 +32,7 @@ class ParadiseGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ParadiseError as exc:
-            err_console.print(Text("error", style="bold red") + Text(f": {exc}"))
+            print_error(exc)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             err_console.print("interrupted")

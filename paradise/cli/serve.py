@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.text import Text
 
-from paradise.cli.app import err_console, out_console
+from paradise.cli.app import err_console, out_console, print_error
 from paradise.errors import ParadiseError
 
 if TYPE_CHECKING:
@@ -111,7 +110,7 @@ def serve(
             _serve_process(config, target, policy_dir, demo, slot=slot, pg_sockets=pg,
                            mysql_sockets=my, ready=ready, read_only=shared_file)  # fmt: skip
         except ParadiseError as exc:
-            err_console.print(Text("error", style="bold red") + Text(f": {exc}"))
+            print_error(exc)  # the worker's own one line; the supervisor stops the rest
             return exc.exit_code
         return 0
 
