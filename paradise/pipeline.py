@@ -361,7 +361,7 @@ def run(
         preferences=preferences,
     )
     result = Result(columns, tuple(types), verification.table, annotations)
-    if verification.table is result_set.table and "rows" in result_set.__dict__:
+    if verification.table is result_set.table and result_set.has_rows:
         result.__dict__["rows"] = result_set.rows  # the backend's tuples are the answer's rows
     return result
 

@@ -37,6 +37,28 @@ class ResultSet:
         cols = [c.to_pylist() for c in self.table.columns]
         return list(zip(*cols, strict=True)) if cols else []
 
+    @property
+    def has_rows(self) -> bool:
+        """Whether the rows are at hand as tuples already (no conversion from Arrow)."""
+        return "rows" in self.__dict__
+
+    @classmethod
+    def from_rows(
+        cls,
+        columns: Sequence[str],
+        types: Sequence[str],
+        rows: list[tuple[Any, ...]],
+        arrow_types: Sequence[pa.DataType | None] | None = None,
+    ) -> ResultSet:
+        """A result built from driver tuples, which stay its rows (see :func:`rows_to_arrow`).
+
+        >>> ResultSet.from_rows(("a",), ("INTEGER",), [(1,)]).has_rows
+        True
+        """
+        result = cls(tuple(columns), tuple(types), rows_to_arrow(columns, rows, arrow_types))
+        result.__dict__["rows"] = rows  # cached_property's slot: no round trip through Arrow
+        return result
+
     def __len__(self) -> int:
         return self.table.num_rows
 

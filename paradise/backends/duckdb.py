@@ -159,10 +159,7 @@ def _collect(
     """The executed statement's result: tuples when small, Arrow otherwise."""
     head = cursor.fetchmany(SMALL_RESULT_ROWS)
     if len(head) < SMALL_RESULT_ROWS:
-        table = rows_to_arrow(columns, head, [_arrow_type(t) for t in types])
-        result = ResultSet(columns, types, table)
-        result.__dict__["rows"] = head  # the tuples are the rows: no round trip through Arrow
-        return result
+        return ResultSet.from_rows(columns, types, head, [_arrow_type(t) for t in types])
     with warnings.catch_warnings():  # "extra copy": only of what is left after the head
         warnings.simplefilter("ignore")
         rest = cursor.to_arrow_table()

@@ -38,7 +38,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from paradise.backends.base import ResultSet, rows_to_arrow
+from paradise.backends.base import ResultSet
 from paradise.backends.cancel import CURRENT_TOKEN
 from paradise.errors import BackendError
 
@@ -210,7 +210,7 @@ class PostgresBackend:
                     rows = cur.fetchall()
             except psycopg.Error as exc:
                 raise _query_error(exc, con) from exc
-        return ResultSet(names, types, rows_to_arrow(names, rows))
+        return ResultSet.from_rows(names, types, rows)
 
 
 def normalize_type(type_name: str) -> str:
