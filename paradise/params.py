@@ -1,8 +1,8 @@
 """Bind query parameters as SQL literals in the parsed expression (never by string formatting).
 
 Example:
-    >>> import sqlglot
-    >>> bind_params(sqlglot.parse_one("SELECT a FROM t WHERE a = ? AND b = ?"), [1, "x"]).sql()
+    >>> from paradise.parse import parse_query
+    >>> bind_params(parse_query("SELECT a FROM t WHERE a = ? AND b = ?", "duckdb"), [1, "x"]).sql()
     "SELECT a FROM t WHERE a = 1 AND b = 'x'"
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 from sqlglot import exp
 
 from paradise.errors import QueryError
+from paradise.parse import PLACEHOLDER_POSITION
 
 __all__ = ["bind_params", "literal"]
 
@@ -38,11 +39,27 @@ def literal(value: Any) -> exp.Expr:
 
 
 def bind_params(expression: exp.Query, params: Sequence[Any]) -> exp.Query:
-    """Replace ``?``/``%s``/``$n``/``:name`` placeholders by literals (in place)."""
+    """Replace ``?``/``%s``/``$n``/``:name`` placeholders by literals (in place).
+
+    Positional placeholders are numbered in the order they stand in the query text
+    (:func:`paradise.parse.parse_query` records each one's offset), not in the order a
+    walk of the tree meets them.
+
+    >>> from paradise.parse import parse_query
+    >>> q = parse_query("SELECT a FROM t WHERE b = ? ORDER BY ? LIMIT ?", "duckdb")
+    >>> bind_params(q, ["x", 1, 5]).sql("duckdb")
+    "SELECT a FROM t WHERE b = 'x' ORDER BY 1 LIMIT 5"
+    """
     placeholders = list(expression.find_all(exp.Placeholder, exp.Parameter))
-    placeholders.sort(key=lambda node: (node.meta.get("line", 0), node.meta.get("col", 0)))
+    if any(PLACEHOLDER_POSITION not in node.meta for node in placeholders):
+        raise QueryError(
+            "cannot tell the order of the query's parameters",
+            sqlstate="08P01",
+            hint="parse the query with paradise.parse.parse_query",
+        )
+    placeholders.sort(key=lambda node: node.meta[PLACEHOLDER_POSITION])
     positional = 0
-    for node in list(expression.find_all(exp.Placeholder, exp.Parameter)):
+    for node in placeholders:
         name = node.name if isinstance(node, exp.Placeholder) else node.this.name
         if name and str(name).isdigit():
             index = int(name) - 1

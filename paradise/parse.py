@@ -10,17 +10,23 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.parser import Parser
 
 from paradise.errors import QuerySyntaxError, UnsupportedQueryError
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
-__all__ = ["parse_query", "statement_kind"]
+__all__ = ["PLACEHOLDER_POSITION", "parse_query", "statement_kind"]
+
+PLACEHOLDER_POSITION = "paradise_position"
+"""``node.meta`` key holding a placeholder's character offset in the query text."""
 
 _ONLY_SELECT = "send a single SELECT (or WITH ... SELECT) query"
 
@@ -35,7 +41,7 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     if not sql or not sql.strip():
         raise QuerySyntaxError("empty query", hint=_ONLY_SELECT)
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = [s for s in _parse(sql, dialect) if s is not None]
     except (ParseError, TokenError) as exc:
         errors = getattr(exc, "errors", None) or [{}]
         first = errors[0] if errors else {}
@@ -61,6 +67,32 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
             hint=_ONLY_SELECT,
         )
     return statement
+
+
+def _parse(sql: str, dialect: str) -> list[exp.Expr | None]:
+    """``sqlglot.parse`` with every placeholder's text offset in its ``meta``."""
+    read = Dialect.get_or_raise(dialect)
+    return _parser_class(dialect)(dialect=read).parse(read.tokenize(sql), sql)
+
+
+@functools.cache
+def _parser_class(dialect: str) -> type[Parser]:
+    """The dialect's parser, recording where each placeholder stands in the text.
+
+    Parameters are bound in text order (``?`` number n is the n-th ``?`` of the text),
+    which a walk of the tree does not give: ``ORDER BY ?`` comes before ``LIMIT ?`` in
+    the text but other clauses are visited in argument order.
+    """
+    base = Dialect.get_or_raise(dialect).parser_class
+
+    class _PositionParser(base):  # type: ignore[misc, valid-type]
+        def _parse_placeholder(self) -> exp.Expr | None:
+            node = super()._parse_placeholder()
+            if node is not None and self._prev is not None:
+                node.meta[PLACEHOLDER_POSITION] = self._prev.start
+            return node
+
+    return _PositionParser
 
 
 def statement_kind(statement: exp.Expr) -> str:
