@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import logging
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 from sqlglot import exp
 
 from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
+from paradise.anonymize.contributor import CONTRIBUTOR
+from paradise.anonymize.dialects import with_shared_cte
 from paradise.anonymize.preferences import shaped_subjects_query
 from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
 from paradise.backends.base import Backend
@@ -30,19 +30,33 @@ from paradise.errors import (
 )
 from paradise.params import bind_params
 from paradise.parse import parse_query
-from paradise.plan import SUBJECT, TablePlan, plan_table
-from paradise.postprocess.aggregates import enforce_cells, suppress_rollup
+from paradise.plan import TablePlan, plan_table
+from paradise.policy.model import ColumnClass, OnViolation
+from paradise.postprocess.aggregates import suppress_rollup
 from paradise.postprocess.annotate import Annotations, TableAnnotation
-from paradise.postprocess.verify import Verification, verify_result
+from paradise.postprocess.verify import Labels, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.result import ExplainResult, Result
-from paradise.rewrite import CHECKS, qualify_query
-from paradise.rewrite.check_tables import base_tables
+from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
+from paradise.rewrite.check_aggregates import AggregateSpec, check_aggregates
+from paradise.rewrite.check_generated import RELATION_PREFIX, check_generated
 from paradise.rewrite.context import RewriteContext
-from paradise.rewrite.enforce_aggregation import AggregateSpec, enforce_aggregation
-from paradise.rewrite.lineage import Source, output_lineage
-from paradise.rewrite.replace_tables import replace_tables
-from paradise.rewrite.shape_output import add_group_counts, is_aggregate, shuffle_output
+from paradise.rewrite.count_contributors import (
+    Guard,
+    RootCount,
+    Stat,
+    count_contributors,
+    figures_select,
+    row_figures,
+)
+from paradise.rewrite.grammar import check_grammar
+from paradise.rewrite.group_distinct import group_distinct
+from paradise.rewrite.qualify_query import qualify_query
+from paradise.rewrite.resolve_tables import resolve_tables
+from paradise.rewrite.wrap_answer import hoist_tail, output_name, pg_output_names
+
+Source = tuple[str, str]
+"""(stored table name, column name)"""
 
 PLAN_CACHE_SIZE = 1024
 """Anonymization plans kept per processor (keyed by role, table, query kind, columns read)."""
@@ -56,10 +70,12 @@ class Prepared:
 
     Attributes:
         sql: the one statement to run, in the backend's dialect.
-        columns: output column names the user sees.
+        columns: output column names the user sees (PostgreSQL's naming).
         lineage: per output column, the stored columns it is computed from.
         plans: the anonymization plan of every stored table the query reads.
-        weighted: whether the statement carries the group-count column last.
+        stats: the hidden trailing columns of the statement verification reads.
+        grouped: the answer releases groups (aggregates), not rows.
+        labels: for grouped answers, which outputs form l-diversity classes.
         timings_ms: milliseconds spent per stage so far.
     """
 
@@ -67,7 +83,9 @@ class Prepared:
     columns: tuple[str, ...]
     lineage: tuple[frozenset[Source], ...]
     plans: dict[str, TablePlan]
-    weighted: bool
+    stats: tuple[Stat, ...] = ()
+    grouped: bool = False
+    labels: Labels | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     steps: tuple[str, ...] = ()
     aggregates: AggregateSpec | None = None
@@ -134,13 +152,16 @@ def _prepare(
     if params is not None:
         expression = bind_params(expression, params)
     clock.lap("parse")
-    steps = []
-    for check in CHECKS:
-        check(expression, ctx)
-        steps.append(f"check: {check.__name__} passed")
+    check_grammar(expression, ctx)
+    resolved = resolve_tables(expression, ctx)
+    tables = list(dict.fromkeys(node.name for node, kind in resolved if kind == "table"))
+    steps = [
+        "check: grammar allowlist passed",
+        f"check: tables resolved ({', '.join(tables) or 'none'})",
+    ]
     clock.lap("check")
     try:
-        qualified = qualify_query(expression, ctx)
+        qualified = qualify_query(expression, ctx, tables)
     except ParadiseError:
         raise
     except Exception as exc:  # fail closed: anything unexpected rejects the query
@@ -150,35 +171,129 @@ def _prepare(
             hint="simplify the query",
         ) from exc
     assert isinstance(qualified, exp.Query)
-    columns = tuple(s.alias_or_name for s in qualified.selects)
-    lineage = tuple(output_lineage(qualified))
-    if len(lineage) != len(columns):
+    names = tuple(pg_output_names(qualified))
+    guards_by_table = {t: g for t in tables if (g := _guard(t, ctx)) is not None}
+    if guards_by_table:
+        qualified = group_distinct(qualified)
+    resolved = resolve_tables(qualified, ctx)
+    model = analyze_query(
+        qualified,
+        [node for node, kind in resolved if kind == "table"],
+        [node for node, kind in resolved if kind == "cte"],
+    )
+    lineage = tuple(
+        frozenset((ref.table, col) for ref, col in traced.sources) for traced in model.outputs
+    )
+    if len(lineage) != len(names):
         raise UnsupportedQueryError(
             "cannot trace where every output column comes from", hint="simplify the query"
         )
     clock.lap("qualify")
+    read_columns = _read_columns(model)
+    plans = _plans(model, ctx, read_columns, plan_cache, database, guards_by_table)
+    guards = {t: _with_units(g, plans[t]) for t, g in guards_by_table.items()}
+    spec = check_aggregates(model, plans, guards, ctx.role)
+    count = count_contributors(model, guards, ctx.dialect, totals=spec is not None)
+    if count is not None:
+        steps.append(
+            "rewrite: count_contributors (distinct contributors per released "
+            + ("group)" if count.grouped else "class)")
+        )
+    labels = _labels(model, guards)
+    statement, stats, grouped = _assemble(model, plans, guards, count, names, ctx)
+    for plan in plans.values():
+        ops = ", ".join(str(s["operator"]) for s in plan.steps) or "projection only"
+        steps.append(f"rewrite: {plan.table} -> anonymized relation ({ops})")
+    clock.lap("rewrite")
+    if ctx.dialect == "mysql":
+        _rollup_for_mysql(statement)
+    # comments are the user's text: never forward them (MySQL runs /*! ... */ as code)
+    generated = statement.sql(dialect=ctx.dialect, comments=False)
+    check_generated(generated, ctx.dialect)
+    clock.lap("generate")
+    return Prepared(
+        generated,
+        names,
+        lineage,
+        plans,
+        stats=stats,
+        grouped=grouped,
+        labels=labels if grouped else None,
+        timings_ms=clock.timings,
+        steps=tuple(steps),
+        aggregates=spec,
+        secrets=tuple(s for p in plans.values() for s in p.secrets),
+        read_columns=read_columns,
+    )
+
+
+def _guard(table: str, ctx: RewriteContext) -> Guard | None:
+    """What the policy demands of values computed from ``table`` (None: nothing to count)."""
+    tp = ctx.bound_policy(table)
+    assert tp is not None  # resolve_tables guarantees it
+    rules = tp.aggregates
+    threshold = max(tp.privacy.k, rules.min_cell_size if rules is not None else 1)
+    if threshold <= 1 and tp.privacy.l is None:
+        return None
+    action = tp.privacy.on_violation
+    if rules is not None and rules.small_cells == "refuse" and action is OnViolation.SUPPRESS:
+        action = OnViolation.REFUSE
+    cols = ctx.columns_of(table) or {}
+    visible = tp.visible_columns(cols)
+    return Guard(
+        table=table,
+        threshold=threshold,
+        l=tp.privacy.l,
+        action=action,
+        quasi_identifiers=tuple(
+            c for c in visible if tp.class_of(c) is ColumnClass.QUASI_IDENTIFIER
+        ),
+        sensitive=tuple(c for c in visible if tp.class_of(c) is ColumnClass.SENSITIVE),
+        unique_rows=tp.subject_key is None,
+    )
+
+
+def _with_units(guard: Guard, plan: TablePlan) -> Guard:
+    units = tuple(tuple(c for c in unit if c in guard.quasi_identifiers) for unit in plan.units)
+    return dataclasses.replace(guard, units=tuple(u for u in units if u))
+
+
+def _read_columns(model: QueryModel) -> dict[str, frozenset[str]]:
+    """Per stored table, the columns the query references anywhere."""
+    found: dict[str, set[str]] = {}
+    for ref, cols in model.touched.items():
+        found.setdefault(ref.table, set()).update(cols)
+    return {name: frozenset(cols) for name, cols in found.items()}
+
+
+def _plans(
+    model: QueryModel,
+    ctx: RewriteContext,
+    read_columns: dict[str, frozenset[str]],
+    plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None,
+    database: RewriteDatabase | None,
+    guards: dict[str, Guard],
+) -> dict[str, TablePlan]:
+    """One anonymization plan per stored table (row-level if any reference releases rows)."""
     plans: dict[str, TablePlan] = {}
-    # subjects' preferences differ for row-level and aggregate queries, so plans do too
-    aggregate = is_aggregate(qualified)
-    # one scope traversal serves planning, column pruning and the table replacement
-    tables = [table for _scope, table in base_tables(qualified)]
-    read_columns = _read_columns(qualified, tables)
-    for table in tables:
-        key = table.name.lower()
-        if key in plans:
+    row_level = {ref.table for ref in model.refs if reaches_rows(ref.block)}
+    for ref in model.refs:
+        table = ref.table
+        if table in plans:
             continue
-        needed = read_columns.get(key, frozenset())
-        cache_key = (ctx.role, key, aggregate, needed)
+        aggregate = table not in row_level
+        needed = read_columns.get(table, frozenset())
+        cache_key = (ctx.role, table, aggregate, needed)
         plan = plan_cache.get(cache_key) if plan_cache is not None else None
         if plan is None:
-            tp = ctx.table_policy(table.name)
-            assert tp is not None  # check_tables guarantees it
+            tp = ctx.bound_policy(table)
+            assert tp is not None  # resolve_tables guarantees it
             secret = ctx.pseudonym_secret
             source = tp.preferences.table if tp.preferences is not None else None
             plan = plan_table(
-                table.name,
+                table,
                 tp,
-                ctx.columns_of(table.name) or {},
+                ctx.columns_of(table) or {},
                 ctx.dialect,
                 database=database,
                 role=ctx.role,
@@ -188,92 +303,127 @@ def _prepare(
                 else None,
                 preference_columns=ctx.columns_of(source) if source is not None else None,
                 needed=needed,
+                contributor=table in guards,
+                schema=ctx.schema,
             )
             if plan_cache is not None:
                 if len(plan_cache) >= PLAN_CACHE_SIZE:
                     plan_cache.clear()
                 plan_cache[cache_key] = plan
-        plans[key] = plan
-    spec = enforce_aggregation(qualified, plans, aggregate)
-    if spec is not None:
-        steps.append(
-            f"check: enforce_aggregation (min cell size {spec.min_cell_size}, "
-            f"small cells: {spec.small_cells})"
+        plans[table] = plan
+    return plans
+
+
+def relation_name(table: str) -> str:
+    """The name of ``table``'s anonymized relation in a generated statement.
+
+    >>> relation_name("Adult-2")
+    '_paradise_r_adult_2'
+    """
+    return RELATION_PREFIX + "_" + "".join(ch if ch.isalnum() else "_" for ch in table.lower())
+
+
+def _assemble(
+    model: QueryModel,
+    plans: dict[str, TablePlan],
+    guards: dict[str, Guard],
+    count: RootCount | None,
+    names: tuple[str, ...],
+    ctx: RewriteContext,
+) -> tuple[exp.Select, tuple[Stat, ...], bool]:
+    """The statement to run: relations, the wrapped user query, figures, order and limits."""
+    keyed = {
+        col.table
+        for col in model.root.node.find_all(exp.Column)
+        if col.name == CONTRIBUTOR and col.table
+    }
+    uses: dict[str, int] = {}
+    for ref in model.refs:
+        uses[ref.table] = uses.get(ref.table, 0) + 1
+        ref.node.replace(
+            exp.Table(
+                this=exp.to_identifier(relation_name(ref.table), quoted=True),
+                alias=exp.TableAlias(this=exp.to_identifier(ref.alias, quoted=True)),
+            )
         )
-    weighted = aggregate and bool(plans)
-    if weighted:
-        add_group_counts(qualified, _weight_expression(qualified, plans))
-        steps.append("rewrite: add_group_counts (the group count travels with each group)")
-    replace_tables(qualified, plans, tables)
-    for plan in plans.values():
-        ops = ", ".join(s["operator"] for s in plan.steps) or "projection only"
-        steps.append(f"rewrite: replace_tables {plan.table} -> anonymized relation ({ops})")
-    if not weighted and any(p.shuffle for p in plans.values()):
-        qualified = shuffle_output(qualified)
-        steps.append("rewrite: shuffle_output (ORDER BY RANDOM())")
-    clock.lap("rewrite")
-    if ctx.dialect == "mysql":
-        _rollup_for_mysql(qualified)
-    # comments are the user's text: never forward them (MySQL runs /*! ... */ as code)
-    generated = qualified.sql(dialect=ctx.dialect, comments=False)
-    clock.lap("generate")
-    return Prepared(
-        generated,
-        columns,
-        lineage,
-        plans,
-        weighted,
-        clock.timings,
-        tuple(steps),
-        spec,
-        secrets=tuple(s for p in plans.values() for s in p.secrets),
-        read_columns=read_columns,
+    grouped = count.grouped if count is not None else not passes_rows(model.root)
+    root, tail = hoist_tail(model.root.node, len(names))
+    stats: list[Stat] = []
+    conditions: list[exp.Expr] = []
+    if count is not None and not count.grouped:
+        sensitive = [
+            (output_name(i), guard, i)
+            for i, traced in enumerate(model.outputs)
+            for guard in guards.values()
+            if guard.l is not None
+            and any(r.table == guard.table and c in guard.sensitive for r, c in traced.sources)
+        ]
+        figures = row_figures(count.slots, count.unique, guards, sensitive, ctx.dialect)
+        body: exp.Query = figures_select(root, figures)
+        trailing = [name for name, _w in figures.windows]
+        stats = figures.stats
+        conditions = figures.suppress
+    else:
+        body = root
+        stats = list(count.stats) if count is not None else []
+        trailing = [f"_paradise_g{i}" for i in range(len(stats))]
+    outputs = [
+        exp.alias_(exp.column(output_name(i), quoted=True), name, quoted=True)
+        for i, name in enumerate(names)
+    ]
+    final = exp.select(*outputs, *(exp.column(t, quoted=True) for t in trailing)).from_(
+        body.subquery(exp.to_identifier("_paradise_v", quoted=True), copy=False)
     )
+    if conditions:
+        condition = conditions[0]
+        for more in conditions[1:]:
+            condition = exp.and_(condition, more, copy=False)
+        final = final.where(condition, copy=False)
+    order = list(tail.order)
+    if not grouped and plans:
+        # no answer may reveal the storage order (or hidden columns through it)
+        order.append(exp.Ordered(this=exp.Rand()))
+    if order:
+        final.set("order", exp.Order(expressions=order))
+    if tail.limit is not None:
+        final.set("limit", tail.limit)
+    if tail.offset is not None:
+        final.set("offset", tail.offset)
+    for table, plan in reversed(list(plans.items())):
+        name = relation_name(table)
+        relation = plan.relation
+        if plan.keyless is not None and not any(
+            ref.alias in keyed for ref in model.refs if ref.table == table
+        ):
+            relation = plan.keyless  # the numbered key is never read: do not number
+        if plan.volatile and uses.get(table, 0) > 1:
+            final = with_shared_cte(final, name, relation, ctx.dialect)
+        else:
+            final = final.with_(exp.to_identifier(name, quoted=True), as_=relation, copy=False)
+    return final, tuple(stats), grouped
 
 
-def _read_columns(qualified: exp.Expr, tables: list[exp.Table]) -> dict[str, frozenset[str]]:
-    """Per stored table (lower case), the columns the query references anywhere."""
-    aliases: dict[str, set[str]] = {}
-    for table in tables:
-        aliases.setdefault(table.alias_or_name, set()).add(table.name.lower())
-    found: dict[str, set[str]] = {}
-    for col in qualified.find_all(exp.Column):
-        for name in aliases.get(col.table, ()):
-            found.setdefault(name, set()).add(col.name)
-    return {name: frozenset(cols) for name, cols in found.items()}
-
-
-def _weight_expression(qualified: exp.Query, plans: dict[str, TablePlan]) -> exp.Expr | None:
-    """``COUNT(DISTINCT subject)`` when a table counts subjects, else None (``COUNT(*)``)."""
-    counting = [p for p in plans.values() if p.aggregates and p.aggregates.count == "subjects"]
-    if not counting:
-        return None
-    assert isinstance(qualified, exp.Select)
-    from_ = qualified.args.get("from_") or qualified.args.get("from")
-    source = from_.this if from_ is not None else None
-    if (
-        len(counting) != 1
-        or qualified.args.get("joins")
-        or not isinstance(source, exp.Table)
-        or source.name.lower() != counting[0].table.lower()
-    ):
-        raise UnsupportedQueryError(
-            "counting distinct subjects needs an aggregate query that reads the table directly "
-            "in its FROM clause, without joins",
-            policy_rule=f"tables.{counting[0].table}.aggregates.count: subjects",
-            hint="aggregate over the table alone",
-        )
-    alias = source.alias_or_name
-    return exp.Count(
-        this=exp.Distinct(
-            expressions=[
-                exp.column(
-                    exp.to_identifier(SUBJECT, quoted=True),
-                    table=exp.to_identifier(alias, quoted=True),
-                )
-            ]
-        )
-    )
+def _labels(model: QueryModel, guards: dict[str, Guard]) -> Labels:
+    """Outputs of a grouped answer that form classes (quasi-identifier labels) and the
+    sensitive labels whose diversity per class is checked."""
+    node = model.root.node
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    projections = node.selects if isinstance(node, exp.Select) else []
+    qi: list[int] = []
+    sensitive: list[tuple[int, Guard]] = []
+    for i, traced in enumerate(model.outputs):
+        if i < len(projections) and projections[i].find(exp.AggFunc) is not None:
+            continue
+        for ref, col in traced.sources:
+            guard = guards.get(ref.table)
+            if guard is None:
+                continue
+            if col in guard.quasi_identifiers and i not in qi:
+                qi.append(i)
+            if guard.l is not None and col in guard.sensitive:
+                sensitive.append((i, guard))
+    return Labels(tuple(qi), tuple(sensitive))
 
 
 def _rollup_for_mysql(expression: exp.Expr) -> None:
@@ -314,40 +464,35 @@ def run(
     clock = _Clock()
     result_set = _execute(backend, prepared)
     clock.lap("execute")
+    width = len(prepared.columns)
     table = result_set.table
-    types = result_set.types
-    weights = None
-    if prepared.weighted:
-        last = table.num_columns - 1
-        weights = np.asarray(table.column(last).to_numpy(zero_copy_only=False), dtype=np.float64)
-        table = table.remove_column(last)
-        types = types[:-1]
+    figures = table.select(list(range(width, table.num_columns)))
+    table = table.select(list(range(width)))
+    types = tuple(result_set.types[:width])
     columns = prepared.columns
     spec = prepared.aggregates
     cells: dict[str, Any] | None = None
-    if spec is not None and spec.rollup_levels:
+    try:
+        verification = verify_answer(
+            table,
+            figures,
+            prepared.stats,
+            grouped=prepared.grouped,
+            labels=prepared.labels,
+        )
+    except ParadiseError:
+        raise
+    except Exception as exc:  # fail closed: an answer that cannot be checked is withheld
+        raise VerificationError(
+            f"the answer cannot be verified: {type(exc).__name__}",
+            hint="select plain columns and aggregates (no structs, lists or JSON values)",
+        ) from exc
+    if spec is not None:
         # a table with totals is protected by hierarchical cell suppression and its audit
-        columns, table, cells = suppress_rollup(columns, table, spec)
+        columns, table, cells = suppress_rollup(columns, verification.table, spec)
         types = (*types, "DOUBLE", "DOUBLE", "VARCHAR")
         types = tuple("VARCHAR" if i == spec.value_positions[0] else t for i, t in enumerate(types))
-        verification = Verification(table=table)
-    else:
-        if spec is not None and weights is not None:
-            table, cells = enforce_cells(table, weights, spec)
-            for pos in spec.value_positions:
-                if pa.types.is_string(table.schema.field(pos).type):
-                    types = tuple("VARCHAR" if i == pos else t for i, t in enumerate(types))
-        try:
-            verification = verify_result(
-                prepared.columns, table, prepared.lineage, prepared.plans, weights=weights
-            )
-        except ParadiseError:
-            raise
-        except Exception as exc:  # fail closed: an answer that cannot be checked is withheld
-            raise VerificationError(
-                f"the answer cannot be verified: {type(exc).__name__}",
-                hint="select plain columns and aggregates (no structs, lists or JSON values)",
-            ) from exc
+        verification = dataclasses.replace(verification, table=table)
     clock.lap("verify")
     preferences = _count_shaped_subjects(prepared, access)
     clock.lap("preferences")
@@ -361,8 +506,9 @@ def run(
         preferences=preferences,
     )
     result = Result(columns, tuple(types), verification.table, annotations)
-    if verification.table is result_set.table and result_set.has_rows:
-        result.__dict__["rows"] = result_set.rows  # the backend's tuples are the answer's rows
+    if verification.table is table and spec is None and result_set.has_rows:
+        rows = result_set.rows  # the backend's tuples are the answer's rows
+        result.__dict__["rows"] = rows if figures.num_columns == 0 else [r[:width] for r in rows]
     return result
 
 

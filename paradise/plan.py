@@ -23,17 +23,15 @@ from typing import Any
 from sqlglot import exp
 
 from paradise.anonymize.base import ROWKEY, OperatorContext, RewriteDatabase, column
+from paradise.anonymize.contributor import CONTRIBUTOR, contributor_key, numbered_key
 from paradise.anonymize.dialects import stable_row_hash
-from paradise.anonymize.preferences import PreferenceContext, apply_preferences
+from paradise.anonymize.preferences import PreferenceContext, apply_preferences, stored_table
 from paradise.anonymize.pseudonym import pads, pseudonym_sql
 from paradise.anonymize.registry import operator
 from paradise.errors import UnsupportedQueryError
 from paradise.policy.model import AggregateRules, ColumnClass, OnViolation, TablePolicy
 
-__all__ = ["SUBJECT", "TablePlan", "plan_table"]
-
-SUBJECT = "_paradise_subject"
-"""Reserved column carrying the subject key inside an anonymized relation."""
+__all__ = ["TablePlan", "plan_table"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +51,11 @@ class TablePlan:
         pseudonyms: identifier columns released as keyed pseudonyms.
         secrets: key material inside ``relation`` (hex literals) that shown SQL redacts.
         preferences: how the subjects' preferences were applied (None: no preferences).
+        contributor: the relation carries the contributor key (``_paradise_c``).
+        volatile: two evaluations of the relation may differ (random draws, numbered
+            keys): a query that reads it twice must read one evaluation.
+        keyless: where the key is numbered over the built relation, the relation
+            without it (used when a query never reads the key).
     """
 
     table: str
@@ -71,6 +74,9 @@ class TablePlan:
     pseudonyms: tuple[str, ...] = ()
     secrets: tuple[str, ...] = field(default=(), repr=False)
     preferences: PreferenceContext | None = None
+    contributor: bool = False
+    volatile: bool = False
+    keyless: exp.Select | None = None
 
     def unit_of(self, col: str) -> int | None:
         """Index of the linkable unit that holds ``col`` (None: not a quasi-identifier)."""
@@ -117,6 +123,8 @@ def plan_table(
     pseudonym_key: bytes | None = None,
     preference_columns: Mapping[str, str] | None = None,
     needed: frozenset[str] | None = None,
+    contributor: bool = False,
+    schema: str | None = None,
 ) -> TablePlan:
     """Build the anonymized relation and metadata for ``table``.
 
@@ -129,6 +137,10 @@ def plan_table(
     statements) while they build their SQL; operators that need it fail with a
     clear error without it. Steps whose operator defines ``report`` get a
     ``"report"`` entry (e.g. counts) next to their parameters.
+
+    With ``contributor``, the relation carries the contributor key ``_paradise_c``
+    (:mod:`paradise.anonymize.contributor`). The stored table is read as
+    ``schema.table`` when ``schema`` is given (so no name in a query can stand for it).
     """
     visible = policy.visible_columns(catalog_columns)
     hidden = tuple(c for c in catalog_columns if c not in visible)
@@ -169,13 +181,24 @@ def plan_table(
         projection.append(exp.alias_(rowkey, ROWKEY, quoted=True))
         carried = (*carried, ROWKEY)
         classes[ROWKEY] = ColumnClass.IDENTIFIER.value
-    subject = policy.subject_key
-    if policy.aggregates is not None and policy.aggregates.count == "subjects" and subject:
-        # the subject key travels under a reserved name so that distinct subjects can be
-        # counted per group; queries cannot name it (check_names) and stars never expand to it
-        carried = (*carried, SUBJECT)
-        classes[SUBJECT] = ColumnClass.IDENTIFIER.value
-        projection.append(exp.alias_(column(subject), SUBJECT, quoted=True))
+    numbered = False
+    if contributor:
+        subject = policy.subject_key
+        if subject is not None and any(step.name == "slicing" for step in policy.transform):
+            raise UnsupportedQueryError(
+                f'table "{table}" declares a subject key and is sliced: slicing cannot keep '
+                "the subject with every column group",
+                policy_rule=f"{role}: tables.{table}.subject_key",
+                hint="drop slicing or the subject key for this role",
+            )
+        sliced = any(step.name == "slicing" for step in policy.transform)
+        key = None if sliced else contributor_key(dialect, column(subject) if subject else None)
+        if key is None:
+            numbered = True
+        else:
+            carried = (*carried, CONTRIBUTOR)
+            classes[CONTRIBUTOR] = ColumnClass.IDENTIFIER.value
+            projection.append(exp.alias_(key, CONTRIBUTOR, quoted=True))
     ctx = OperatorContext(
         table=table,
         dialect=dialect,
@@ -185,9 +208,7 @@ def plan_table(
         k=policy.privacy.k,
         database=database,
     )
-    relation: exp.Select = exp.select(*projection).from_(
-        exp.Table(this=exp.to_identifier(table, quoted=True))
-    )
+    relation: exp.Select = exp.select(*projection).from_(stored_table(table, schema))
     steps: list[dict[str, Any]] = []
     preferences: PreferenceContext | None = None
     if policy.preferences is not None and policy.subject_key is not None:
@@ -201,6 +222,7 @@ def plan_table(
             row_level=not aggregate,
             dialect=dialect,
             source_columns=preference_columns,
+            schema=schema,
         )
         relation = apply_preferences(relation, preferences)
         source = policy.preferences.table or policy.preferences.file
@@ -228,6 +250,14 @@ def plan_table(
         if linkable is not None:
             units = linkable
             shuffle = True
+    keyless = None
+    if numbered:
+        keyless = relation
+        names = [c for c in relation.named_selects if c != ROWKEY]
+        relation = exp.select(
+            *(column(c, "_paradise_k") for c in names),
+            exp.alias_(numbered_key(), CONTRIBUTOR, quoted=True),
+        ).from_(relation.subquery(exp.to_identifier("_paradise_k", quoted=True), copy=False))
     qis = tuple(c for c in visible if classes[c] == ColumnClass.QUASI_IDENTIFIER.value)
     sensitive = tuple(c for c in visible if classes[c] == ColumnClass.SENSITIVE.value)
     if units is None:
@@ -249,4 +279,7 @@ def plan_table(
         pseudonyms=tuple(c for c in pseudonyms if c in visible),
         secrets=secrets,
         preferences=preferences,
+        contributor=contributor,
+        volatile=numbered or bool(policy.transform),
+        keyless=keyless,
     )

@@ -56,6 +56,7 @@ class Processor:
         self.default_role = role
         self.read_dialect = read_dialect
         self._catalog: dict[str, dict[str, str]] | None = None
+        self._schema: str | None = None
         self._plans: dict[tuple[str, str, bool, frozenset[str]], TablePlan] = {}
         self._prepared: PreparedCache[pipeline.Prepared] = PreparedCache()
         secret = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
@@ -90,12 +91,20 @@ class Processor:
         with self._lock:
             if self._catalog is None:
                 self._catalog = self.backend.catalog()
+                self._schema = self.backend.schema()
             return self._catalog
+
+    def schema(self) -> str:
+        """The schema (MySQL: database) the catalog's tables live in (cached with it)."""
+        self.catalog()
+        assert self._schema is not None
+        return self._schema
 
     def refresh(self) -> None:
         """Forget the cached catalog, anonymization plans and prepared queries."""
         with self._lock:
             self._catalog = None
+            self._schema = None
             self._plans.clear()
             self._prepared.clear()
 
@@ -109,6 +118,7 @@ class Processor:
             dialect=self.backend.dialect,
             read_dialect=read_dialect or self.read_dialect,
             pseudonym_secret=self._pseudonym_secret,
+            schema=self.schema(),
         )
 
     # --- queries --------------------------------------------------------------------------

@@ -82,6 +82,7 @@ class PreferenceContext:
         row_level: whether the outermost query releases rows (not an aggregate).
         dialect: sqlglot dialect of the generated SQL.
         source_columns: the preferences table's columns (from the catalog; None: missing).
+        schema: the schema stored tables are read from (None: unqualified).
     """
 
     table: str
@@ -93,6 +94,19 @@ class PreferenceContext:
     row_level: bool
     dialect: str
     source_columns: Mapping[str, str] | None = None
+    schema: str | None = None
+
+
+def stored_table(name: str, schema: str | None) -> exp.Table:
+    """A stored table, schema-qualified when the schema is known (no CTE can stand for it).
+
+    >>> stored_table("t", "main").sql("duckdb")
+    '"main"."t"'
+    """
+    return exp.Table(
+        this=exp.to_identifier(name, quoted=True),
+        db=exp.to_identifier(schema, quoted=True) if schema else None,
+    )
 
 
 def _name(i: int, kind: str) -> str:
@@ -128,7 +142,7 @@ def preference_rules(pc: PreferenceContext) -> exp.Query:
         return exp.select(
             exp.alias_(column(prefs.subject), _SUBJECT, quoted=True),
             *(column(c) for c in PREFERENCE_COLUMNS),
-        ).from_(exp.Table(this=exp.to_identifier(prefs.table, quoted=True)))
+        ).from_(stored_table(prefs.table, pc.schema))
     rows = prefs.rules or ((None, "none", None, None, None),)  # no rules: one row that never joins
     selects: list[exp.Select] = []
     for subject, rule, attribute, level, purpose in rows:
@@ -364,9 +378,7 @@ def shaped_subjects_query(pc: PreferenceContext, columns: tuple[str, ...]) -> ex
         if col in pc.preferences.coarsen:
             conditions.append(exp.Not(this=exp.Is(this=flag(_name(i, "c")), expression=exp.null())))
     present = flag(_SUBJECT).isin(
-        query=exp.select(column(pc.subject_key)).from_(
-            exp.Table(this=exp.to_identifier(pc.table, quoted=True))
-        )
+        query=exp.select(column(pc.subject_key)).from_(stored_table(pc.table, pc.schema))
     )
     return (
         exp.select(exp.Count(this=exp.Distinct(expressions=[flag(_SUBJECT)])))

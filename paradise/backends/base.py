@@ -100,6 +100,10 @@ class Backend(Protocol):
         """Every table of the default schema: ``{table: {column: type}}`` in column order."""
         ...
 
+    def schema(self) -> str:
+        """The schema (MySQL: database) :meth:`catalog` lists the tables of."""
+        ...
+
     def execute(self, sql: str) -> ResultSet:
         """Run one query and fetch the whole result."""
         ...

@@ -63,6 +63,11 @@ class DuckDBBackend:
             tables.setdefault(table, {})[col] = typ
         return tables
 
+    def schema(self) -> str:
+        """The schema (MySQL: database) :meth:`catalog` lists the tables of."""
+        ((name,),) = self._fetch("SELECT current_schema()").rows
+        return str(name)
+
     def execute(self, sql: str) -> ResultSet:
         return self._fetch(sql)
 

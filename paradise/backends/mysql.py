@@ -191,6 +191,11 @@ class MySQLBackend:
             tables.setdefault(table, {})[col] = normalize_type(typ)
         return tables
 
+    def schema(self) -> str:
+        """The schema (MySQL: database) :meth:`catalog` lists the tables of."""
+        ((name,),) = self.execute("SELECT DATABASE()").rows
+        return str(name)
+
     def execute(self, sql: str) -> ResultSet:
         with self._lock:
             self._token = CURRENT_TOKEN.get()

@@ -8,7 +8,7 @@
 
 Example:
     >>> import numpy as np, pyarrow as pa
-    >>> from paradise.rewrite.enforce_aggregation import AggregateSpec
+    >>> from paradise.rewrite.check_aggregates import AggregateSpec
     >>> spec = AggregateSpec(3, "suppress", value_positions=(1,), count_positions=(1,))
     >>> table, report = enforce_cells(pa.table({"c0": ["a", "b"], "c1": [5, 2]}), np.array([5.0, 2.0]), spec)
     >>> table.column(1).to_pylist(), report["small_cells"]
@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from paradise.cells import HierarchicalTable, suppress_and_audit
 from paradise.errors import VerificationError
-from paradise.rewrite.enforce_aggregation import AggregateSpec
+from paradise.rewrite.check_aggregates import AggregateSpec
 
 __all__ = ["enforce_cells", "suppress_rollup"]
 

@@ -22,7 +22,6 @@ Example:
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,12 +30,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paradise.errors import VerificationError
-from paradise.plan import TablePlan
 from paradise.policy.model import OnViolation
 from paradise.postprocess.classes import class_diversity, class_ids, class_sizes, codes
-from paradise.rewrite.lineage import Source
+from paradise.rewrite.count_contributors import Guard, Stat
 
-__all__ = ["UnitCheck", "UnitReport", "Verification", "check_unit", "verify_result"]
+__all__ = ["Labels", "UnitCheck", "UnitReport", "Verification", "check_unit", "verify_answer"]
 
 _STRICTNESS = {OnViolation.REPORT: 0, OnViolation.SUPPRESS: 1, OnViolation.REFUSE: 2}
 
@@ -131,125 +129,170 @@ def check_unit(
     return UnitCheck(k_min, l_min, int(keep.sum()), bad[ids])
 
 
-def verify_result(
-    columns: Sequence[str],
+@dataclass(frozen=True)
+class Labels:
+    """Outputs of a grouped answer: quasi-identifier labels form the classes in which the
+    sensitive labels (``(position, guard)``) must be l-diverse."""
+
+    quasi_identifiers: tuple[int, ...] = ()
+    sensitive: tuple[tuple[int, Guard], ...] = ()
+
+
+def verify_answer(
     table: pa.Table,
-    lineage: Sequence[frozenset[Source]],
-    plans: dict[str, TablePlan],
+    figures: pa.Table,
+    stats: Sequence[Stat],
     *,
-    weights: np.ndarray | None = None,
+    grouped: bool,
+    labels: Labels | None = None,
 ) -> Verification:
-    """Check every unit of the result; suppress, refuse or report as the policies say."""
-    units = _output_units(lineage, plans)
-    if not units:
-        return Verification(table=table)
+    """Check the figures the database computed with the answer; refuse or report as the
+    policies say (suppression happened in SQL, before ``LIMIT``).
+
+    ``figures`` holds one column per :class:`~paradise.rewrite.count_contributors.Stat`:
+    for released rows, the distinct contributors of each row's class per guarded
+    reference and unit (NULL where the row has no contributor of that reference) and
+    the diversity of sensitive outputs in it; for released groups, the distinct
+    contributors per guarded reference (0: the group has none of it) and the diversity
+    of aggregated sensitive values. Verification itself reads only these numbers
+    (vectorized), never re-groups the rows.
+    """
+    values = [
+        np.asarray(pc.cast(figures.column(i), pa.float64()).to_numpy(zero_copy_only=False))
+        for i in range(figures.num_columns)
+    ]
     reports: list[UnitReport] = []
-    suppressed_values = 0
-    touched = np.zeros(table.num_rows, dtype=bool)
-    for cols, tables in units:
-        table_plans = [plans[t] for t in tables]
-        k = max(p.k for p in table_plans)
-        ls = [p.l for p in table_plans if p.l is not None]
-        l_req = max(ls) if ls else None
-        action = max((p.on_violation for p in table_plans), key=_STRICTNESS.__getitem__)
-        sensitive = [
-            i
-            for i, src in enumerate(lineage)
-            if any(t.lower() in tables and c in plans[t.lower()].sensitive for t, c in src)
-        ]
-        check = check_unit(table, cols, weights=weights, k=k, l=l_req, sensitive=sensitive)
-        names = tuple(columns[i] for i in cols)
-        n_bad = int(check.violating.sum())
-        if n_bad and action is OnViolation.REFUSE:
-            raise VerificationError(
-                f"the answer is not {k}-anonymous on ({', '.join(names)}): smallest class has "
-                f"{check.k_achieved} row(s)"
-                + (f", least diversity {check.l_achieved}" if l_req else ""),
-                policy_rule=f"tables {', '.join(tables)}: privacy.on_violation: refuse",
-                hint="aggregate more coarsely or select fewer quasi-identifiers",
-            )
-        if n_bad and action is OnViolation.SUPPRESS:
-            mask = pa.array(check.violating)
-            unit_suppressed = 0
-            for c in cols:
-                col = table.column(c)
-                unit_suppressed += int(pc.sum(pc.and_(mask, pc.is_valid(col))).as_py() or 0)
-                table = table.set_column(
-                    c, table.field(c), pc.if_else(mask, pa.scalar(None, type=col.type), col)
+    warnings: list[str] = []
+    if grouped:
+        _check_groups(values, stats, reports)
+    else:
+        _check_rows(values, stats, reports)
+    dropped = np.zeros(table.num_rows, dtype=bool)
+    if grouped and labels is not None and labels.sensitive:
+        dropped = _label_diversity(table, labels, reports)
+    if dropped.any():
+        table = table.filter(pa.array(~dropped))
+    del warnings
+    return Verification(table=table, units=tuple(reports))
+
+
+def _bound(stat: Stat) -> int:
+    assert stat.guard is not None
+    return stat.guard.threshold if stat.kind == "contributors" else (stat.guard.l or 1)
+
+
+def _check_rows(values: list[np.ndarray], stats: Sequence[Stat], reports: list[UnitReport]) -> None:
+    for value, stat in zip(values, stats, strict=True):
+        guard = stat.guard
+        assert guard is not None
+        present = ~np.isnan(value)
+        bound = _bound(stat)
+        bad = present & (value < bound)
+        achieved = int(value[present].min()) if present.any() else None
+        _act(stat, bad, achieved, reports)
+
+
+def _check_groups(
+    values: list[np.ndarray], stats: Sequence[Stat], reports: list[UnitReport]
+) -> None:
+    counts = [(v, s) for v, s in zip(values, stats, strict=True) if s.kind == "contributors"]
+    if counts:
+        reached = np.zeros(len(counts[0][0]), dtype=bool)
+        for value, stat in counts:
+            reached |= np.nan_to_num(value) >= _bound(stat)
+    for value, stat in zip(values, stats, strict=True):
+        if stat.kind == "all_ok":
+            if value.size and np.nanmin(value) < 1:
+                raise VerificationError(
+                    "a group of the answer has fewer contributors than the policy requires",
+                    policy_rule="privacy.on_violation: refuse",
+                    hint="group more coarsely or filter less",
                 )
-            touched |= check.violating
-            after = check_unit(
-                table, cols, weights=weights, k=k, l=l_req, sensitive=sensitive, skip_all_null=True
-            )
-            reports.append(
-                UnitReport(
-                    names,
-                    tables,
-                    k,
-                    l_req,
-                    after.k_achieved,
-                    after.l_achieved,
-                    after.classes,
-                    n_bad,
-                    "suppress",
-                    unit_suppressed,
-                )
-            )
-            suppressed_values += unit_suppressed
+            continue
+        clean = np.nan_to_num(value)
+        if stat.kind == "contributors":
+            present = clean > 0
+            bad = (present & (clean < _bound(stat))) | ~reached
         else:
-            reports.append(
-                UnitReport(
-                    names,
-                    tables,
-                    k,
-                    l_req,
-                    check.k_achieved,
-                    check.l_achieved,
-                    check.classes,
-                    n_bad,
-                    action.value if n_bad else "none",
-                    0,
-                )
-            )
-    return Verification(
-        table=table,
-        units=tuple(reports),
-        suppressed_values=suppressed_values,
-        suppressed_rows=int(touched.sum()),
+            present = ~np.isnan(value)
+            bad = present & (clean < _bound(stat))
+        achieved = int(clean[present].min()) if present.any() else None
+        _act(stat, bad, achieved, reports)
+
+
+def _act(stat: Stat, bad: np.ndarray, achieved: int | None, reports: list[UnitReport]) -> None:
+    """Refuse, or record what was found (suppression already happened in SQL)."""
+    guard = stat.guard
+    assert guard is not None
+    n_bad = int(bad.sum())
+    what = (
+        f"{guard.threshold}-anonymous"
+        if stat.kind == "contributors"
+        else f"{guard.l}-diverse"
+    )
+    on = f" on ({', '.join(stat.columns)})" if stat.columns else ""
+    if n_bad and guard.action is OnViolation.REFUSE:
+        raise VerificationError(
+            f"the answer is not {what}{on}: a released value stands for too few "
+            "contributors" if stat.kind == "contributors" else
+            f"the answer is not {what}{on}: a class is not diverse enough",
+            policy_rule=f"tables {guard.table}: privacy.on_violation: refuse",
+            hint="aggregate more coarsely or select fewer quasi-identifiers",
+        )
+    is_k = stat.kind == "contributors"
+    reports.append(
+        UnitReport(
+            columns=stat.columns,
+            tables=(guard.table,),
+            k_required=guard.threshold if is_k else 0,
+            l_required=guard.l if not is_k else None,
+            k_achieved=achieved if is_k else None,
+            l_achieved=achieved if not is_k else None,
+            classes=0,
+            violating_rows=n_bad if guard.action is OnViolation.REPORT else 0,
+            action=("report" if n_bad else "none")
+            if guard.action is OnViolation.REPORT
+            else guard.action.value,
+            suppressed_values=0,
+        )
     )
 
 
-def _output_units(
-    lineage: Sequence[frozenset[Source]], plans: dict[str, TablePlan]
-) -> list[tuple[list[int], tuple[str, ...]]]:
-    """Output column positions per merged linkable unit, with the tables involved."""
-    parent: dict[tuple[str, int], tuple[str, int]] = {}
-
-    def find(x: tuple[str, int]) -> tuple[str, int]:
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    col_units: list[set[tuple[str, int]]] = []
-    for src in lineage:
-        units: set[tuple[str, int]] = set()
-        for table, col in src:
-            plan = plans.get(table.lower())
-            if plan is None or col not in plan.quasi_identifiers:
-                continue
-            idx = plan.unit_of(col)
-            units.add((table.lower(), -1 if idx is None else idx))
-        col_units.append(units)
-        ordered = sorted(units)
-        for u in ordered[1:]:
-            parent[find(u)] = find(ordered[0])
-        for u in ordered:
-            find(u)
-    positions: dict[tuple[str, int], list[int]] = defaultdict(list)
-    tables: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for i, units in enumerate(col_units):
-        if units:
-            root = find(next(iter(units)))
-            positions[root].append(i)
-            tables[root] |= {u[0] for u in units}
-    return [(positions[r], tuple(sorted(tables[r]))) for r in positions]
+def _label_diversity(table: pa.Table, labels: Labels, reports: list[UnitReport]) -> np.ndarray:
+    """Groups labelled by sensitive values: classes over the quasi-identifier labels must
+    show at least l distinct sensitive labels; returns the rows withheld (suppress)."""
+    dropped = np.zeros(table.num_rows, dtype=bool)
+    for position, guard in labels.sensitive:
+        assert guard.l is not None
+        check = check_unit(
+            table,
+            list(labels.quasi_identifiers),
+            weights=None,
+            k=1,
+            l=guard.l,
+            sensitive=[position],
+        )
+        n_bad = int(check.violating.sum())
+        if n_bad and guard.action is OnViolation.REFUSE:
+            raise VerificationError(
+                f"the answer is not {guard.l}-diverse in its sensitive labels",
+                policy_rule=f"tables {guard.table}: privacy.on_violation: refuse",
+                hint="group more coarsely or select fewer quasi-identifiers",
+            )
+        if guard.action is OnViolation.SUPPRESS:
+            dropped |= check.violating
+        reports.append(
+            UnitReport(
+                columns=tuple(str(table.column_names[i]) for i in labels.quasi_identifiers),
+                tables=(guard.table,),
+                k_required=0,
+                l_required=guard.l,
+                k_achieved=None,
+                l_achieved=check.l_achieved,
+                classes=check.classes,
+                violating_rows=n_bad if guard.action is OnViolation.REPORT else 0,
+                action=guard.action.value if n_bad else "none",
+                suppressed_values=0,
+            )
+        )
+    return dropped

@@ -23,6 +23,8 @@ class RewriteContext:
         dialect: sqlglot dialect the SQL is generated for.
         read_dialect: sqlglot dialect the user's SQL is parsed in.
         pseudonym_secret: the server's secret for keyed pseudonyms (never from the user).
+        schema: the schema the catalog's tables live in; anonymized relations read them
+            schema-qualified (None: unqualified).
     """
 
     policy: RolePolicy
@@ -31,6 +33,7 @@ class RewriteContext:
     read_dialect: str | None = None
     tables_used: dict[str, str] = field(default_factory=dict, compare=False)
     pseudonym_secret: bytes | None = field(default=None, repr=False, compare=False)
+    schema: str | None = None
 
     @property
     def role(self) -> str:
@@ -38,6 +41,23 @@ class RewriteContext:
 
     def table_policy(self, table: str) -> TablePolicy | None:
         return self.policy.table(table)
+
+    def bound_policy(self, table: str) -> TablePolicy | None:
+        """The policy entry of the catalog table ``table`` (its exact, canonical name).
+
+        A policy names a table exactly, or in another letter case when the catalog holds
+        exactly one table of that name in any case; a catalog table that only resembles a
+        policy entry while another table matches it exactly is bound to nothing.
+        """
+        if table in self.policy.tables:
+            return self.policy.tables[table]
+        lowered = table.lower()
+        for key, value in self.policy.tables.items():
+            if key.lower() != lowered or key in self.catalog:
+                continue
+            if sum(1 for name in self.catalog if name.lower() == lowered) == 1:
+                return value
+        return None
 
     def columns_of(self, table: str) -> Mapping[str, str] | None:
         """The backend columns of ``table`` (case-insensitive lookup), or None."""
@@ -52,7 +72,7 @@ class RewriteContext:
     def visible_schema(self, table: str) -> dict[str, str]:
         """The columns of ``table`` the role may see, with their types."""
         cols = self.columns_of(table) or {}
-        tp = self.table_policy(table)
+        tp = self.bound_policy(table)
         if tp is None:
             return {}
         visible = tp.visible_columns(cols)

@@ -18,7 +18,6 @@ from sqlglot.schema import MappingSchema
 
 from paradise.errors import QueryRejected, UndefinedColumn, UnsupportedQueryError
 from paradise.policy.model import ColumnClass
-from paradise.rewrite.check_tables import base_tables
 from paradise.rewrite.context import RewriteContext
 
 __all__ = ["qualify_query", "visible_schema"]
@@ -28,13 +27,12 @@ _UNRESOLVED = re.compile(
 )
 
 
-def visible_schema(expression: exp.Expr, ctx: RewriteContext) -> MappingSchema:
-    """A sqlglot schema of the tables the query reads, with only visible columns."""
+def visible_schema(tables: list[str], ctx: RewriteContext) -> MappingSchema:
+    """A sqlglot schema of the (canonical) tables the query reads, with only visible columns."""
     mapping: dict[str, dict[str, str]] = {}
-    for _scope, table in base_tables(expression):
-        if ctx.table_policy(table.name) is not None:
-            cols = ctx.visible_schema(table.name)
-            mapping[table.name] = {c: _sqlglot_type(t) for c, t in cols.items()}
+    for table in tables:
+        cols = ctx.visible_schema(table)
+        mapping[table] = {c: _sqlglot_type(t) for c, t in cols.items()}
     return MappingSchema(mapping, dialect=ctx.read_dialect or ctx.dialect, normalize=False)
 
 
@@ -46,9 +44,13 @@ def _sqlglot_type(type_name: str) -> str:
         return "UNKNOWN"
 
 
-def qualify_query(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
-    """Qualify and quote every identifier; expand stars to visible columns only."""
-    schema = visible_schema(expression, ctx)
+def qualify_query(expression: exp.Expr, ctx: RewriteContext, tables: list[str]) -> exp.Expr:
+    """Qualify and quote every identifier; expand stars to visible columns only.
+
+    ``tables`` are the canonical names of the stored tables the query reads
+    (:func:`~paradise.rewrite.resolve_tables.resolve_tables`).
+    """
+    schema = visible_schema(tables, ctx)
     try:
         qualified = qualify(
             expression,
@@ -60,17 +62,17 @@ def qualify_query(expression: exp.Expr, ctx: RewriteContext) -> exp.Expr:
             identify=True,
         )
     except OptimizeError as exc:
-        raise _explain_unresolved(str(exc), expression, ctx) from exc
+        raise _explain_unresolved(str(exc), tables, ctx) from exc
     except SqlglotError as exc:
         raise UnsupportedQueryError(
             f"cannot resolve the query's names: {str(exc).splitlines()[0]}",
             hint="qualify ambiguous columns with their table alias",
         ) from exc
-    _check_resolved(qualified, expression, ctx)
+    _check_resolved(qualified, tables, ctx)
     return qualified
 
 
-def _check_resolved(qualified: exp.Expr, original: exp.Expr, ctx: RewriteContext) -> None:
+def _check_resolved(qualified: exp.Expr, tables: list[str], ctx: RewriteContext) -> None:
     """Refuse columns ``qualify`` left unresolved (it skips some, e.g. inside HAVING).
 
     A column without a table after qualification is only legitimate as a reference
@@ -95,16 +97,16 @@ def _check_resolved(qualified: exp.Expr, original: exp.Expr, ctx: RewriteContext
         aliases = {s.alias_or_name for s in select.selects} if select is not None else set()
         if not isinstance(clause, exp.Select) and col.name in aliases:
             continue
-        raise _explain_unresolved(f"Column '{col.name}' could not be resolved", original, ctx)
+        raise _explain_unresolved(f"Column '{col.name}' could not be resolved", tables, ctx)
 
 
-def _explain_unresolved(message: str, expression: exp.Expr, ctx: RewriteContext) -> Exception:
+def _explain_unresolved(message: str, tables: list[str], ctx: RewriteContext) -> Exception:
     match = _UNRESOLVED.search(message)
     name = next((g for g in match.groups() if g), None) if match else None
     if name:
-        for _scope, table in base_tables(expression):
-            tp = ctx.table_policy(table.name)
-            cols = ctx.columns_of(table.name) or {}
+        for table in tables:
+            tp = ctx.bound_policy(table)
+            cols = ctx.columns_of(table) or {}
             if tp is None:
                 continue
             for col in cols:
@@ -119,8 +121,8 @@ def _explain_unresolved(message: str, expression: exp.Expr, ctx: RewriteContext)
                         else "classify the column in the policy, or remove it from the query"
                     )
                     return QueryRejected(
-                        f'column "{table.name}.{col}" is hidden from role "{ctx.role}"',
-                        policy_rule=f"{ctx.role}: tables.{table.name}.columns.{col}: {why}",
+                        f'column "{table}.{col}" is hidden from role "{ctx.role}"',
+                        policy_rule=f"{ctx.role}: tables.{table}.columns.{col}: {why}",
                         hint=hint,
                     )
         return UndefinedColumn(
