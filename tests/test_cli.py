@@ -55,7 +55,7 @@ def test_explain(tmp_path: Path) -> None:
         cli, ["explain", "--db", db, "-r", "analyst", "SELECT age, sex FROM adult"]
     )
     assert result.exit_code == 0
-    assert "* 100" in result.output and "replace_tables" in result.output
+    assert "anonymized relation (slicing)" in result.output and "POSITIONAL JOIN" in result.output
 
 
 def test_policy_validate(tmp_path: Path) -> None:

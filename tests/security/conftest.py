@@ -40,6 +40,9 @@ class RecordingBackend:
     def catalog(self) -> dict[str, dict[str, str]]:
         return self.inner.catalog()
 
+    def schema(self) -> str:
+        return self.inner.schema()
+
     def execute(self, sql: str) -> ResultSet:
         self.statements.append(sql)
         return self.inner.execute(sql)

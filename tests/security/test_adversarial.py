@@ -21,8 +21,6 @@ import pytest
 
 import paradise
 from paradise import errors, pipeline
-from paradise.parse import parse_query
-from paradise.rewrite.shape_output import is_aggregate
 from tests.helpers import FIXTURES, load_sql_cases
 from tests.security.checks import assert_answer_safe
 from tests.security.conftest import World
@@ -83,8 +81,17 @@ def _assert_safe(
         dialect=world.backend.dialect,
         canaries=world.canaries if touches_home and role == "assistant" else None,
         secret=world.secret,
-        aggregate=is_aggregate(parse_query(sql, headers.get("dialect", "postgres"))),
+        aggregate=_grouped(world, sql, headers),
     )
+
+
+def _grouped(world: World, sql: str, headers: dict[str, str]) -> bool:
+    """Whether the answer releases groups (aggregates) rather than rows."""
+    ctx = dataclasses.replace(
+        world.proc.context(headers.get("role", "analyst")),
+        read_dialect=headers.get("dialect", "postgres"),
+    )
+    return pipeline.prepare(sql, ctx, database=pipeline.BackendAccess(world.backend)).grouped
 
 
 def test_suite_size() -> None:
