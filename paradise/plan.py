@@ -104,7 +104,7 @@ def prunable(policy: TablePolicy) -> bool:
 
 
 def _operator_columns(policy: TablePolicy) -> set[str]:
-    """Columns the operators read whatever the query reads (slicing's ``bucket_by``/``order_by``)."""
+    """Columns the operators read whatever the query reads (slicing's bucket_by, order_by)."""
     named: set[str] = set()
     for step in policy.transform:
         bucket_by = getattr(step.params, "bucket_by", None)
