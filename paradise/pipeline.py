@@ -39,6 +39,7 @@ from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
 from paradise.rewrite.check_aggregates import AggregateSpec, check_aggregates
+from paradise.rewrite.check_generalized import check_generalized
 from paradise.rewrite.check_generated import RELATION_PREFIX, check_generated
 from paradise.rewrite.context import RewriteContext
 from paradise.rewrite.count_contributors import (
@@ -188,6 +189,7 @@ def _prepare(
         raise UnsupportedQueryError(
             "cannot trace where every output column comes from", hint="simplify the query"
         )
+    check_generalized(model, ctx.policy, ctx.role)
     clock.lap("qualify")
     read_columns = _read_columns(model)
     plans = _plans(model, ctx, read_columns, plan_cache, database, guards_by_table)
