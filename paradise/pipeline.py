@@ -32,9 +32,9 @@ from paradise.params import bind_params
 from paradise.parse import parse_query
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import ColumnClass, OnViolation
-from paradise.postprocess.aggregates import suppress_rollup
+from paradise.postprocess.aggregates import check_rollup_contributors, suppress_rollup
 from paradise.postprocess.annotate import Annotations, TableAnnotation
-from paradise.postprocess.verify import Labels, verify_answer
+from paradise.postprocess.verify import Labels, small_groups, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
@@ -474,6 +474,8 @@ def run(
     columns = prepared.columns
     spec = prepared.aggregates
     cells: dict[str, Any] | None = None
+    if spec is not None:
+        check_rollup_contributors(table, small_groups(figures, prepared.stats), spec)
     try:
         verification = verify_answer(
             table,
