@@ -101,6 +101,26 @@ def test_distinct_subjects_are_counted(office: paradise.Processor) -> None:
     assert "person" not in ok.columns
 
 
+def test_subjects_are_counted_by_default(tmp_path: Path) -> None:
+    """Issue 13, item 7: with a subject key, cells count people without ``count: subjects``;
+    ``count: rows`` next to a subject key is a policy error."""
+    policy = SEED_POLICY.replace("count: subjects, ", "")
+    (tmp_path / "office.yaml").write_text(policy)
+    backend = DuckDBBackend(":memory:")
+    backend.run("CREATE TABLE visits (person INTEGER, ward VARCHAR, days INTEGER)")
+    backend.run("INSERT INTO visits VALUES (1,'b',1),(1,'b',2),(1,'b',3),(1,'b',9),(2,'a',1)")
+    proc = paradise.connect(backend, policies=tmp_path, role="office")
+    with pytest.raises(paradise.VerificationError, match="not 3-anonymous"):
+        proc.query("SELECT ward, COUNT(*) AS n FROM visits WHERE ward = 'b' GROUP BY ward")
+    with pytest.raises(paradise.VerificationError):
+        proc.query(
+            "SELECT COUNT(*) AS n FROM (SELECT * FROM visits UNION ALL SELECT * FROM visits) v"
+        )
+    (tmp_path / "office.yaml").write_text(SEED_POLICY.replace("count: subjects", "count: rows"))
+    with pytest.raises(paradise.PolicyError, match="counts one person's rows"):
+        paradise.connect(backend, policies=tmp_path, role="office")
+
+
 def test_small_cells_are_withheld_with_their_labels(proc: paradise.Processor, adult) -> None:
     """A group below the minimum cell size releases neither its count nor its label
     (an interval with the label would tell that the group exists: issue 13, item 11)."""
