@@ -270,6 +270,11 @@ class TablePolicy(_Frozen):
     def _check_subjects(self) -> TablePolicy:
         if self.subject_key is not None and self.subject_key not in self.columns:
             raise ValueError(f"subject_key {self.subject_key!r} is not a classified column")
+        if self.subject_key is not None and any(s.name == "slicing" for s in self.transform):
+            raise ValueError(
+                "slicing cannot be combined with subject_key: it separates the subject from "
+                "the column groups, so contributors could not be counted as people"
+            )
         if self.preferences is not None:
             if self.subject_key is None:
                 raise ValueError("preferences need the table's subject_key")
