@@ -402,7 +402,58 @@ def _assemble(
             final = with_shared_cte(final, name, relation, ctx.dialect)
         else:
             final = final.with_(exp.to_identifier(name, quoted=True), as_=relation, copy=False)
+    if ctx.dialect == "mysql":
+        _hoist_ctes(final)
     return final, tuple(stats), grouped
+
+
+def _hoist_ctes(final: exp.Select) -> None:
+    """Move the user's CTEs into the statement's own ``WITH`` (MariaDB: a nested ``WITH``
+    cannot see the CTEs of an enclosing one, so it could not read the relations).
+
+    A CTE is placed after the relations and before the CTE whose body nests it, so every
+    CTE still comes after the ones it reads. Names must be unique across the query.
+    """
+    top = final.args.get("with_")
+    if top is None:
+        top = exp.With(expressions=[])
+        final.set("with_", top)
+    own = list(top.expressions)
+    inside_relations = {id(w) for cte in own for w in cte.find_all(exp.With)}
+    body_withs = [
+        w for w in final.find_all(exp.With) if w is not top and id(w) not in inside_relations
+    ]
+    if not body_withs:
+        if not own:
+            final.set("with_", None)
+        return
+    hoisted: list[exp.CTE] = []
+    recursive = False
+    done: set[int] = set()
+
+    def take(with_: exp.With) -> None:
+        nonlocal recursive
+        if id(with_) in done:
+            return
+        done.add(id(with_))
+        recursive = recursive or bool(with_.args.get("recursive"))
+        for cte in list(with_.expressions):
+            for inner in cte.this.find_all(exp.With):
+                take(inner)
+            hoisted.append(cte)
+        with_.pop()
+
+    for with_ in body_withs:
+        take(with_)
+    names = [cte.alias_or_name for cte in hoisted]
+    if len(set(names)) != len(names):
+        raise UnsupportedQueryError(
+            "on MariaDB/MySQL, the query's CTE names must be unique across the whole query",
+            hint="rename the nested CTEs",
+        )
+    top.set("expressions", [*own, *hoisted])
+    if recursive:
+        top.set("recursive", True)
 
 
 def _labels(model: QueryModel, guards: dict[str, Guard]) -> Labels:
