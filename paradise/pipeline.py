@@ -40,6 +40,7 @@ from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
 from paradise.rewrite.check_aggregates import AggregateSpec, check_aggregates
 from paradise.rewrite.check_generalized import check_generalized
+from paradise.rewrite.total_functions import total_functions
 from paradise.rewrite.check_generated import RELATION_PREFIX, check_generated
 from paradise.rewrite.context import RewriteContext
 from paradise.rewrite.count_contributors import (
@@ -52,7 +53,7 @@ from paradise.rewrite.count_contributors import (
 )
 from paradise.rewrite.grammar import check_grammar
 from paradise.rewrite.group_distinct import group_distinct
-from paradise.rewrite.qualify_query import qualify_query
+from paradise.rewrite.qualify_query import qualify_query, visible_schema
 from paradise.rewrite.resolve_tables import resolve_tables
 from paradise.rewrite.wrap_answer import hoist_tail, output_name, pg_output_names
 
@@ -201,6 +202,7 @@ def _prepare(
             "rewrite: count_contributors (distinct contributors per released "
             + ("group)" if count.grouped else "class)")
         )
+    total_functions(qualified, ctx.dialect, visible_schema(tables, ctx))
     labels = _labels(model, guards)
     statement, stats, grouped = _assemble(model, plans, guards, count, names, ctx)
     for plan in plans.values():
@@ -526,7 +528,15 @@ def run(
     spec = prepared.aggregates
     cells: dict[str, Any] | None = None
     if spec is not None:
-        check_rollup_contributors(table, small_groups(figures, prepared.stats), spec)
+        labels_sensitive = any(
+            col in prepared.plans[t].sensitive
+            for i in spec.rollup_levels
+            for t, col in prepared.lineage[i]
+            if t in prepared.plans
+        )
+        check_rollup_contributors(
+            table, small_groups(figures, prepared.stats), spec, sensitive_labels=labels_sensitive
+        )
     try:
         verification = verify_answer(
             table,

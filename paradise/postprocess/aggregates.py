@@ -35,17 +35,27 @@ from paradise.rewrite.check_aggregates import AggregateSpec
 __all__ = ["check_rollup_contributors", "suppress_rollup"]
 
 
-def check_rollup_contributors(table: pa.Table, small: np.ndarray, spec: AggregateSpec) -> None:
+def check_rollup_contributors(
+    table: pa.Table, small: np.ndarray, spec: AggregateSpec, *, sensitive_labels: bool = False
+) -> None:
     """Refuse a ROLLUP answer where a cell with too few contributors would be published.
 
     ``small`` marks the rows whose distinct contributors are below the policy's
     threshold (computed in the database with the answer). Such a row is safe only if
-    it is a lowest-level cell whose value primary suppression masks.
+    it is a lowest-level cell whose value primary suppression masks, and only if its
+    labels are not sensitive values (``sensitive_labels``): a masked count still
+    tells that its few contributors have that label.
     """
     if not small.any():
         return
     cs = spec.cell_suppression
     assert cs is not None
+    if sensitive_labels:
+        raise VerificationError(
+            "a cell stands for too few contributors and its label is a sensitive value",
+            policy_rule=f"tables {', '.join(spec.tables)}: aggregates.cell_suppression",
+            hint="group by quasi-identifiers only, or filter less",
+        )
     levels = [table.column(i).to_pylist() for i in spec.rollup_levels]
     values = table.column(spec.value_positions[0]).to_pylist()
     for row in np.flatnonzero(small):

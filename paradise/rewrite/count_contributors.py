@@ -452,7 +452,11 @@ class _Counter:
         for agg in select.find_all(exp.AggFunc):
             if self.model.block_of(agg) is not block:
                 continue
-            for arg in value_args(agg):
+            args = list(value_args(agg))
+            if isinstance(agg.parent, exp.Filter):
+                # FILTER (WHERE <sensitive> = v) counts a sensitive value like CASE does
+                args += [c for c in agg.parent.expression.find_all(exp.Column)]
+            for arg in args:
                 for ref, col in self.model.lineage.expression(arg).sources:
                     guard = self.guards.get(ref.table)
                     if guard is not None and guard.l is not None and col in guard.sensitive:
