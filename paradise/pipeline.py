@@ -40,7 +40,6 @@ from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
 from paradise.rewrite.check_aggregates import AggregateSpec, check_aggregates
 from paradise.rewrite.check_generalized import check_generalized
-from paradise.rewrite.total_functions import total_functions
 from paradise.rewrite.check_generated import RELATION_PREFIX, check_generated
 from paradise.rewrite.context import RewriteContext
 from paradise.rewrite.count_contributors import (
@@ -55,6 +54,7 @@ from paradise.rewrite.grammar import check_grammar
 from paradise.rewrite.group_distinct import group_distinct
 from paradise.rewrite.qualify_query import qualify_query, visible_schema
 from paradise.rewrite.resolve_tables import resolve_tables
+from paradise.rewrite.total_functions import total_functions
 from paradise.rewrite.wrap_answer import hoist_tail, output_name, pg_output_names
 
 Source = tuple[str, str]
