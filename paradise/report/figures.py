@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from paradise.policy.model import RolePolicy, TablePolicy
+from paradise.report.changes import ColumnChange
 from paradise.report.columns import ColumnProfile
 from paradise.report.risk import ClassSizeSummary, IntervalDisclosure, RecordLinkage
-from paradise.report.changes import ColumnChange
 from paradise.report.utility import ClassifierResult, IL1s, MomentChange, Regression
 
 __all__ = [

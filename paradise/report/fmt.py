@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["count", "days", "delta_share", "number", "odds", "share"]
+__all__ = ["change", "count", "days", "delta_share", "number", "odds", "share", "tick"]
 
 DASH = "–"
 
@@ -55,9 +55,36 @@ def share(value: float | None) -> str:
     if 99.99 < pct < 100:
         return ">99.99%"
     text = _significant(pct, 2, max_decimals=2)
-    if float(text) >= 100 and pct < 100:
+    if float(text.replace(",", "")) >= 100 and pct < 100:
         return ">99.99%"
     return f"{text}%"
+
+
+def change(value: float | None) -> str:
+    """A signed relative change as a percentage (``±0%`` below 0.005 %).
+
+    >>> change(-1e-12), change(0.0312), change(-0.5), change(float("nan"))
+    ('±0%', '+3.1%', '−50%', '–')
+    """
+    if _missing(value):
+        return DASH
+    assert value is not None
+    pct = 100.0 * value
+    if abs(pct) < 0.005:
+        return "±0%"
+    sign = "+" if pct > 0 else "−"
+    return f"{sign}{_significant(abs(pct), 2, max_decimals=2)}%"
+
+
+def tick(value: float, *, percent: bool = False) -> str:
+    """An axis tick label: exact for round tick values (up to three significant digits).
+
+    >>> [tick(v) for v in (0, 5000, 20000, 0.00002)], tick(0.001, percent=True)
+    (['0', '5,000', '20,000', '0.00002'], '0.1%')
+    """
+    v = 100.0 * value if percent else value
+    text = "0" if v == 0 else _significant(v, 3).replace("-", "−")
+    return f"{text}%" if percent else text
 
 
 def delta_share(value: float | None) -> str:

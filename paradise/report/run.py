@@ -44,16 +44,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paradise.errors import UndefinedTable
 from paradise.policy.model import TablePolicy
 from paradise.report import measure
+from paradise.report.assess import measure_risk, numeric_utility, perturbation_risk
 from paradise.report.changes import ColumnChange, compare_values, total_variation
 from paradise.report.columns import MAX_LEVELS, ColumnProfile, profile_columns
-from paradise.report.assess import measure_risk, numeric_utility, perturbation_risk
 from paradise.report.compare import measure_point, policy_of, variant_policies
 from paradise.report.figures import Report, SensitiveFigures, SlicingCheck, Variant, VariantPoint
 from paradise.report.rows import Rows, fetch_rows
-from paradise.report.utility import ClassifierResult, Regression, classifier_accuracy, fit_regression
+from paradise.report.utility import (
+    ClassifierResult,
+    Regression,
+    classifier_accuracy,
+    fit_regression,
+)
 
 if TYPE_CHECKING:
     from paradise.backends.base import Backend
