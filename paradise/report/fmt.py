@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["change", "count", "days", "delta_share", "number", "odds", "share", "tick"]
+__all__ = ["change", "count", "days", "delta_share", "loss", "number", "odds", "share", "tick"]
 
 DASH = "–"
 
@@ -137,6 +137,22 @@ def number(value: float | int | None, unit: str = "") -> str:
         text = _significant(float(value), 3)
     text = text.replace("-", "−")
     return f"{text} {unit}".rstrip()
+
+
+def loss(value: float | None) -> str:
+    """A loss or distance on a 0-to-1-ish scale: three decimals, ``<0.001`` for tiny ones.
+
+    >>> loss(0.0), loss(2.6e-05), loss(0.76123), loss(4.4444)
+    ('0', '<0.001', '0.761', '4.44')
+    """
+    if _missing(value):
+        return DASH
+    assert value is not None
+    if value == 0:
+        return "0"
+    if abs(value) < 0.001:
+        return "<0.001" if value > 0 else "−<0.001"
+    return number(value)
 
 
 def days(value: float | None) -> str:

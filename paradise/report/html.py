@@ -234,7 +234,7 @@ def _point_details(p: VariantPoint) -> tuple[str, ...]:
         lines.append(f"interval disclosure: {fmt.share(p.interval_risk)}")
     if p.linkage_risk is not None:
         lines.append(f"record linkage: {fmt.share(p.linkage_risk)}")
-    lines.append(f"IL1s: {fmt.number(p.il1s)}; eigenvalue loss: {fmt.number(p.eigen_loss)}")
+    lines.append(f"IL1s: {fmt.loss(p.il1s)}; eigenvalue loss: {fmt.loss(p.eigen_loss)}")
     if p.source and p.source not in ("this report", "original data", "variant"):
         lines.append(f"policies: {p.source}")
     return tuple(lines)
@@ -286,7 +286,7 @@ def _slopes_chart(report: Report) -> str:
 # --- sections -------------------------------------------------------------------------------
 def _change_cells(c: ColumnChange) -> list[str]:
     if c.kind == "numeric":
-        distance = fmt.number(c.distance)
+        distance = fmt.loss(c.distance)
     elif c.kind == "temporal":
         distance = fmt.days(c.distance)
     elif c.kind == "categorical":
@@ -346,7 +346,7 @@ def _sensitive_section(report: Report, notes: _Notes) -> list[str]:
         ["data", "sensitive column", "groups by", "different values", "effective values",
          "distance from the table"],
         [[s.data, s.column, ", ".join(s.quasi_identifiers), fmt.count(s.distinct_l),
-          fmt.number(s.entropy_l), fmt.number(s.t)] for s in report.sensitive_figures],
+          fmt.number(s.entropy_l), fmt.loss(s.t)] for s in report.sensitive_figures],
         (3, 4, 5)))
     return out
 
@@ -384,10 +384,10 @@ def _loss_section(report: Report, notes: _Notes) -> list[str]:
             ["column", "mean before", "mean after", "change", "variance change", "IL1s"],
             [[m.column, fmt.number(m.mean), fmt.number(m.mean_anonymized),
               fmt.change(m.mean_change), fmt.change(m.variance_change),
-              fmt.number(il1s.get(m.column))] for m in u.moments], (1, 2, 3, 4, 5)))
+              fmt.loss(il1s.get(m.column))] for m in u.moments], (1, 2, 3, 4, 5)))
         out.append(f"<p>Correlations between the numeric columns: eigenvalue loss "
-                   f"{fmt.number(u.eigen_loss)}{notes.cite('templ')}, largest change of one "
-                   f"correlation {fmt.number(u.max_correlation_change)}.</p>")
+                   f"{fmt.loss(u.eigen_loss)}{notes.cite('templ')}, largest change of one "
+                   f"correlation {fmt.loss(u.max_correlation_change)}.</p>")
     return out
 
 
@@ -413,7 +413,7 @@ def _tradeoff_section(points: Sequence[VariantPoint], notes: _Notes) -> list[str
           fmt.count(p.sample_uniques), fmt.odds(p.mean_risk),
           fmt.share(p.interval_risk) if p.interval_risk is not None else fmt.DASH,
           fmt.share(p.linkage_risk) if p.linkage_risk is not None else fmt.DASH,
-          fmt.number(p.il1s), fmt.number(p.eigen_loss)] for p in points],
+          fmt.loss(p.il1s), fmt.loss(p.eigen_loss)] for p in points],
         (1, 3, 4, 5, 6, 7, 8)))
     return out
 

@@ -121,7 +121,8 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     [0.0, 1.0]
     """
     if not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
-        return [lo if math.isfinite(lo) else 0.0, (lo if math.isfinite(lo) else 0.0) + 1.0]
+        base = float(lo) if math.isfinite(lo) else 0.0
+        return [base, base + 1.0]
     raw = (hi - lo) / max(n - 1, 1)
     mag = 10.0 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)

@@ -147,7 +147,7 @@ def _t_verdict(report: Report) -> Verdict | None:
         return None
     worst = max(sens, key=lambda s: s.t or 0.0)
     return Verdict("t", "How far a group's sensitive values stray from the whole table",
-                   fmt.number(worst.t), "info",
+                   fmt.loss(worst.t), "info",
                    f"worst for {worst.column}: 0 means every group looks like the table, 1 "
                    "that a group's values are unlike the table's; the policy sets no t")
 
@@ -185,12 +185,12 @@ def _loss_verdicts(report: Report) -> list[Verdict]:
     out = []
     u = report.utility
     if u.il1s is not None and u.numeric:
-        out.append(Verdict("il1s", "How far numbers moved (IL1s)", fmt.number(u.il1s.value),
+        out.append(Verdict("il1s", "How far numbers moved (IL1s)", fmt.loss(u.il1s.value),
                            "info", "mean change in units of √2 standard deviations over "
                            f"{', '.join(u.numeric)}; 0 means unchanged"))
     if u.eigen_loss is not None:
         out.append(Verdict("eigen", "Correlations between numbers (eigenvalue loss)",
-                           fmt.number(u.eigen_loss), "info",
+                           fmt.loss(u.eigen_loss), "info",
                            "0 means the correlation structure is kept; larger means "
                            "relationships between columns changed"))
     model = [r for r in report.regressions if r.kind == "model"]
@@ -268,7 +268,7 @@ def summary_text(result: Report | Comparison) -> str:
         lines = [f"{result.table}: {len(result.variants) - 1} policies compared "
                  "(risk = mean chance to re-identify a record; loss = IL1s)"]
         for p, v in zip(result.variants, comparison_verdicts(result), strict=True):
-            loss = fmt.number(p.il1s) if p.il1s is not None else fmt.DASH
+            loss = fmt.loss(p.il1s) if p.il1s is not None else fmt.DASH
             lines.append(f"{_MARK[v.status]} {p.label}: {v.value}, risk "
                          f"{fmt.odds(p.mean_risk)}, loss {loss} — {v.why}")
         return "\n".join(lines)
