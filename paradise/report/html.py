@@ -70,7 +70,8 @@ p.lead{color:#444;margin-top:0}
 table{border-collapse:collapse;margin:.5em 0 1em;width:100%;table-layout:auto}
 td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;
 overflow-wrap:break-word}
-th{background:#f5f5f5;font-weight:600}td.num{text-align:right;white-space:nowrap}
+th{background:#f5f5f5;font-weight:600}td.num{text-align:right}
+.wide{overflow-x:auto;max-width:100%}
 .status{font-weight:600;white-space:nowrap}.meets{color:#1a7f37}.fails{color:#b42318}
 .info{color:#555}.n\\/a{color:#888}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#555;margin-top:.3em}
@@ -144,22 +145,23 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]],
             f"<td class='num'>{_e(v)}</td>" if j in numeric else f"<td>{_e(v)}</td>"
             for j, v in enumerate(row)) + "</tr>"
         for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return f"<div class='wide'><table><tr>{head}</tr>{body}</table></div>"
 
 
 def _figure(name: str, svg: str, caption: str) -> str:
     return f'<figure id="fig-{name}">{svg}<figcaption>{caption}</figcaption></figure>'
 
 
-def _verdict_table(items: Sequence[Verdict]) -> str:
+def _verdict_table(items: Sequence[Verdict], what: str = "figure") -> str:
     rows = "".join(
         f"<tr><td class='status {v.status}'>{_e(STATUS_TEXT[v.status])}</td>"
-        f"<td>{_e(v.figure)}</td><td class='num'>{_e(v.value)}</td><td>{_e(v.why)}</td></tr>"
+        f"<td>{_e(v.figure)}</td><td>{_e(v.value)}</td><td>{_e(v.why)}</td></tr>"
         for v in items)
-    return ("<table class='verdicts'><colgroup><col style='width:15%'><col style='width:27%'>"
+    return ("<div class='wide'><table class='verdicts'><colgroup>"
+            "<col style='width:15%'><col style='width:27%'>"
             "<col style='width:18%'><col style='width:40%'></colgroup>"
-            "<tr><th>verdict</th><th>figure</th><th>value</th>"
-            f"<th>why</th></tr>{rows}</table>")
+            f"<tr><th>verdict</th><th>{_e(what)}</th><th>value</th>"
+            f"<th>why</th></tr>{rows}</table></div>")
 
 
 # --- charts ---------------------------------------------------------------------------------
@@ -492,7 +494,7 @@ def render_comparison(comparison: Comparison) -> str:
     notes = _Notes()
     title = f"Policies compared on {comparison.table}"
     body = [f"<h1>{_e(title)}</h1>",
-            "<h2>At a glance</h2>", _verdict_table(comparison_verdicts(comparison))]
+            "<h2>At a glance</h2>", _verdict_table(comparison_verdicts(comparison), "policy")]
     body += _tradeoff_section(comparison.variants, notes)
     if comparison.notes:
         body.append("<h2>How this was measured</h2><ul>" + "".join(
