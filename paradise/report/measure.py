@@ -316,6 +316,16 @@ def class_size_counts(
     return {int(f): int(c) for f, c in rows}
 
 
+def _one_row(backend: Backend, query: exp.Query, width: int) -> tuple[Any, ...]:
+    """The single row of an aggregate without GROUP BY; all NULL if the driver returns none.
+
+    (Over an empty input such a query has one row of NULLs; some drivers' result
+    paths return no row for it.)
+    """
+    rows = backend.execute(query.sql(backend.dialect)).rows
+    return tuple(rows[0]) if rows else (None,) * width
+
+
 def _source(relation: str | exp.Query) -> exp.Expr:
     if isinstance(relation, str):
         return _table(relation)
@@ -368,7 +378,7 @@ def diversity(
     query = exp.select(exp.Min(this=_col("_paradise_d")), exp.Min(this=entropy)).from_(
         _sub(per_class, "_paradise_pc")
     )
-    row = backend.execute(query.sql(backend.dialect)).rows[0]
+    row = _one_row(backend, query, 2)
     if row[0] is None:
         return None, None
     return int(row[0]), float(np.exp(max(float(row[1]), 0.0)))
@@ -429,7 +439,7 @@ def categorical_t(
                                           expression=_col("_paradise_s"))),
     )
     query = exp.select(exp.Max(this=emd)).from_(_sub(per_class, "_paradise_e"))
-    value = backend.execute(query.sql(backend.dialect)).rows[0][0]
+    value = _one_row(backend, query, 1)[0]
     return None if value is None else max(0.0, float(value))
 
 
