@@ -13,8 +13,8 @@ Example:
     >>> proc.load_demo()
     >>> v = {x.key: x for x in verdicts(build_report(proc, role="public", table="adult",
     ...                                              variants=()))}
-    >>> v["k"].status, v["k"].value
-    ('meets', '10 records')
+    >>> v["k"].status, v["k"].why.endswith("the policy asks for 10")
+    ('meets', True)
 """
 
 from __future__ import annotations
