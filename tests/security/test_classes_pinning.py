@@ -396,3 +396,35 @@ def test_l_diversity_groups_labelled_by_income(attack: Attack) -> None:
         assert young[young.age == age].income.nunique() >= 2, (age, out.rows)
     assert_groups_k(out, adult, lambda df: df.age < 20, {"age": "age", "income": "income"}, 5,
                     values=["n"])
+
+
+CONDITIONAL = [
+    ("filter", "SELECT age, sex, count(*) FILTER (WHERE income = '>50K') AS rich, count(*) AS n "
+     "FROM adult WHERE age < 20 GROUP BY age, sex"),
+    ("sum-case", "SELECT age, sex, sum(CASE WHEN income = '>50K' THEN 1 ELSE 0 END) AS rich, "
+     "count(*) AS n FROM adult WHERE age < 20 GROUP BY age, sex"),
+    ("avg-case", "SELECT age, sex, avg(CASE WHEN income = '>50K' THEN 1.0 ELSE 0.0 END) AS rich, "
+     "count(*) AS n FROM adult WHERE age < 20 GROUP BY age, sex"),
+    ("count-if", "SELECT age, sex, count(CASE WHEN income = '>50K' THEN 1 END) AS rich, "
+     "count(*) AS n FROM adult WHERE age < 20 GROUP BY age, sex"),
+    ("max-min", "SELECT age, sex, max(income) AS rich, min(income) AS n FROM adult "
+     "WHERE age < 20 GROUP BY age, sex"),
+]
+
+
+@pytest.mark.parametrize("sql", [pytest.param(s, id=t) for t, s in CONDITIONAL])
+def test_l_diversity_conditional_aggregates(attack: Attack, sql: str) -> None:
+    """A group whose class holds one income only may not release an aggregate computed
+    from income (a count of '>50K' of 0 says every member earns '<=50K')."""
+    out = attempt(attack, sql, "diverse", protected=[("adult", "income")])
+    if out.refused:
+        return
+    adult = attack.raw["adult"]
+    young = adult[adult.age < 20]
+    for age, sex, rich, _n in out.rows:
+        if age is None or sex is None or rich is None:
+            continue
+        cls = young[(young.age == age) & (young.sex == sex)]
+        assert cls.income.nunique() >= 2, (
+            f"class ({age}, {sex}) has one income only, yet {rich!r} was released: {out.rows}"
+        )
