@@ -211,6 +211,7 @@ def _prepare(
     clock.lap("rewrite")
     if ctx.dialect == "mysql":
         _rollup_for_mysql(statement)
+        _filter_for_mysql(statement)
     # comments are the user's text: never forward them (MySQL runs /*! ... */ as code)
     generated = statement.sql(dialect=ctx.dialect, comments=False)
     check_generated(generated, ctx.dialect)
@@ -407,6 +408,29 @@ def _assemble(
     if ctx.dialect == "mysql":
         _hoist_ctes(final)
     return final, tuple(stats), grouped
+
+
+def _filter_for_mysql(statement: exp.Expr) -> None:
+    """MariaDB/MySQL have no ``FILTER``: ``AGG(x) FILTER (WHERE c)`` becomes
+    ``AGG(CASE WHEN c THEN x END)`` (``COUNT(*)`` counts ``CASE WHEN c THEN 1 END``)."""
+    for node in list(statement.find_all(exp.Filter)):
+        agg, where = node.this, node.expression
+        condition = where.this if isinstance(where, exp.Where) else where
+        arg = agg.this
+        if arg is None or isinstance(arg, exp.Star):
+            value: exp.Expr = exp.Literal.number(1)
+        elif isinstance(arg, exp.Distinct):
+            inner = arg.expressions[0] if arg.expressions else exp.Literal.number(1)
+            arg.set(
+                "expressions",
+                [exp.Case(ifs=[exp.If(this=condition.copy(), true=inner.copy())])],
+            )
+            node.replace(agg)
+            continue
+        else:
+            value = arg
+        agg.set("this", exp.Case(ifs=[exp.If(this=condition.copy(), true=value.copy())]))
+        node.replace(agg)
 
 
 def _hoist_ctes(final: exp.Select) -> None:

@@ -142,44 +142,13 @@ _ROLES: dict[str, dict[str, Any]] = {
 
 
 FINDINGS: list[tuple[str, frozenset[str], str]] = [
-    # (regular expression over the test's node id, engines, reason)
+    # (regular expression over the test's node id, engines, reason); findings 1-4 and 6 of
+    # the first attack round are fixed and their tests pass
     (
-        r"test_totals_and_labels\[\w+-rollup-tables\]",
-        frozenset({"duckdb", "postgres", "mysql"}),
-        "finding 1: ROLLUP under a cell-suppression role releases the sensitive label of a "
-        "one-person group (('<=50K', '1-4', 'primär'))",
-    ),
-    (
-        r"test_pinned_\w+\[mysql-(self-union-cte|cte)-\w+\]|"
-        r"test_cte_shadowing\[mysql-cte-named-information-schema\]",
-        frozenset({"mysql"}),
-        "finding 2: on MariaDB a user WITH inside the wrapped query cannot see the outer "
-        "_paradise_r relations: every CTE over a table fails with a BackendError",
-    ),
-    (
-        r"test_backend_error_quotes_no_data\[(duckdb|postgres)-"
-        r"(cast-income|cast-concat|cast-in-where|cast-date|cast-in-group-auditor)",
-        frozenset({"duckdb", "postgres"}),
-        "finding 3: a failing CAST puts the pinned row's value into the backend error",
-    ),
-    (
-        r"test_error_is_no_oracle\[(postgres-(div-zero|cast-oracle|ln-oracle|sqrt-oracle)|"
-        r"duckdb-cast-oracle)-",
-        frozenset({"duckdb", "postgres"}),
-        "finding 4: whether the database raises an error (division by zero, failed cast, ln(0), "
-        "sqrt(-1)) depends on one pinned person's value: a one-bit oracle per query",
-    ),
-    (
-        r"test_no_differencing\[(?!duckdb-div-zero)",
+        r"test_no_differencing\[(?!postgres-cast-oracle)",
         frozenset({"duckdb", "postgres", "mysql"}),
         "finding 5 (known limitation): complement queries (count(*) WHERE NOT (<pins one "
         "person> AND income = v)) differ by one between the two incomes",
-    ),
-    (
-        r"test_l_diversity_conditional_aggregates\[\w+-filter\]",
-        frozenset({"duckdb", "postgres", "mysql"}),
-        "finding 6: COUNT(*) FILTER (WHERE income = '>50K') escapes the l-diversity check of "
-        "groups: classes with one income value are released (17, 'Female', 0, 186)",
     ),
 ]
 """Known findings: tests that fail on the current core, marked strict xfail at run time."""
