@@ -37,7 +37,15 @@ from paradise.postprocess.annotate import Annotations, TableAnnotation
 from paradise.postprocess.verify import Labels, small_groups, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.result import ExplainResult, Result
-from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
+from paradise.rewrite.analyze import (
+    Block,
+    QueryModel,
+    analyze_query,
+    block_owner,
+    is_window_function,
+    passes_rows,
+    reaches_rows,
+)
 from paradise.rewrite.check_aggregates import AggregateSpec, check_aggregates
 from paradise.rewrite.check_generalized import check_generalized
 from paradise.rewrite.check_generated import RELATION_PREFIX, check_generated
@@ -271,6 +279,25 @@ def _read_columns(model: QueryModel) -> dict[str, frozenset[str]]:
     return {name: frozenset(cols) for name, cols in found.items()}
 
 
+def _releases_values(block: Block) -> bool:
+    """Whether stored values reach the answer as they are: through row-level blocks and
+    blocks that only group (``DISTINCT``, ``GROUP BY`` without an aggregate function),
+    whose groups are values of single rows. Preferences treat such answers as row-level
+    (an aggregate-only subject must not appear in ``SELECT DISTINCT subject_id``)."""
+    if block.kind == "select":
+        node = block.node
+        if any(
+            not is_window_function(agg) and block_owner(agg) is node
+            for agg in node.find_all(exp.AggFunc)
+        ):
+            return False
+    elif not passes_rows(block):
+        return False
+    if block.use in ("root", "expression"):
+        return True
+    return any(_releases_values(consumer) for consumer, _alias in block.consumers)
+
+
 def _plans(
     model: QueryModel,
     ctx: RewriteContext,
@@ -281,7 +308,9 @@ def _plans(
 ) -> dict[str, TablePlan]:
     """One anonymization plan per stored table (row-level if any reference releases rows)."""
     plans: dict[str, TablePlan] = {}
-    row_level = {ref.table for ref in model.refs if reaches_rows(ref.block)}
+    row_level = {
+        ref.table for ref in model.refs if reaches_rows(ref.block) or _releases_values(ref.block)
+    }
     for ref in model.refs:
         table = ref.table
         if table in plans:
