@@ -298,6 +298,17 @@ def _close(con: pymysql.connections.Connection[Any]) -> None:
             pass
 
 
+def _abandon(cur: pymysql.cursors.SSCursor, con: pymysql.connections.Connection[Any]) -> None:
+    """Drop an unbuffered result unread (the connection is closed instead of drained)."""
+    result = cur._result
+    if result is not None:
+        result.unbuffered_active = False
+    cur._result = None
+    cur.connection = None  # type: ignore[assignment]
+    con._result = None
+    _close(con)
+
+
 def _stream(lease: Lease[Any], con: pymysql.connections.Connection[Any], sql: str) -> ResultSet:
     """Fetch ``sql``'s rows unbuffered, counting them against the result limits."""
     meter = ResultMeter()
@@ -319,6 +330,8 @@ def _stream(lease: Lease[Any], con: pymysql.connections.Connection[Any], sql: st
     except BaseException as exc:
         # a result left unread, or a connection lost: the session is not reused
         lease.discard = streaming or mysql_errno(exc) in _LOST or mysql_errno(exc) >= 2000
+        if streaming:
+            _abandon(cur, con)
         if isinstance(exc, pymysql.Error):
             raise _query_error(exc) from None
         raise

@@ -31,7 +31,6 @@ from typing import Any
 from sqlglot import exp
 
 from paradise.backends.base import Backend
-from paradise.errors import ParadiseError
 
 __all__ = ["WRITE_PRIVILEGES", "mysql_grant_warnings", "privilege_warnings", "protected_tables"]
 
@@ -83,7 +82,8 @@ def _postgres_warnings(backend: Backend, tables: list[str]) -> list[str]:
         "rolname", "rolsuper", "rolbypassrls", "rolcreaterole",
         *(
             exp.alias_(
-                exp.func("pg_has_role", exp.column("rolname"), exp.Literal.string(r), "USAGE"),
+                exp.func("pg_has_role", exp.column("rolname"), exp.Literal.string(r),
+                         exp.Literal.string("USAGE")),
                 r,
             )
             for r in _SERVER_FILE_ROLES
@@ -188,8 +188,3 @@ def warn_text(lines: Iterable[str]) -> list[str]:
     return [f"WARNING: {line}; paradise should log in with a least-privilege account "
             "(see docs/deployment.md)" for line in lines]  # fmt: skip
 
-
-class PrivilegeCheckFailed(ParadiseError):
-    """The account's privileges could not be read (the warning says so instead)."""
-
-    sqlstate = "42501"

@@ -101,6 +101,7 @@ def serve(
     # check the backend and policies once, here, before any worker starts
     preflight = _open(target, policy_dir, read_only=shared_file)
     roles = preflight.roles
+    _warn_privileges(preflight)
     preflight.close()
     from paradise.server.workers import run_workers
 
@@ -133,6 +134,18 @@ def _open(target: str, policy_dir: str | None, *, read_only: bool = False) -> Pr
     except BaseException:
         backend.close()
         raise
+
+
+def _warn_privileges(processor: Processor) -> None:
+    """Say loudly when the backend account could do more than read the protected tables."""
+    from paradise.backends.privileges import privilege_warnings, protected_tables, warn_text
+
+    try:
+        lines = privilege_warnings(processor.backend, protected_tables(processor.policies.values()))
+    except ParadiseError as exc:
+        lines = [f"the backend account's privileges could not be checked ({exc.sqlstate})"]
+    for line in warn_text(lines):
+        err_console.print(f"[bold red]{line}[/]", highlight=False)
 
 
 def _announce(
@@ -174,6 +187,8 @@ def _serve_process(
 
     processor = _open(target, policy_dir, read_only=read_only)
     try:
+        if slot is None:
+            _warn_privileges(processor)
         if demo:
             processor.load_demo()
         handler = PipelineHandler(processor)
