@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["CURRENT_REQUEST", "Request", "new_request_id", "request_id", "serving"]
+__all__ = ["CURRENT_REQUEST", "Request", "bind_request", "new_request_id", "request_id", "serving"]
 
 
 def new_request_id() -> str:
@@ -52,8 +52,14 @@ CURRENT_REQUEST: ContextVar[Request | None] = ContextVar("paradise_request", def
 
 @contextmanager
 def serving(**fields: object) -> Iterator[Request]:
-    """Run the block as one request (fields as for :class:`Request`)."""
-    request = Request(**fields)  # type: ignore[arg-type]
+    """Run the block as one new request (fields as for :class:`Request`)."""
+    with bind_request(Request(**fields)) as request:  # type: ignore[arg-type]
+        yield request
+
+
+@contextmanager
+def bind_request(request: Request) -> Iterator[Request]:
+    """Run the block as ``request`` (made elsewhere, e.g. on the event loop's thread)."""
     reset = CURRENT_REQUEST.set(request)
     try:
         yield request

@@ -37,6 +37,7 @@ from typing import Any
 
 from paradise.errors import ParadiseError
 from paradise.server import messages as m
+from paradise.server.access_log import log_event
 from paradise.server.auth import (
     SCRAM_MECHANISM,
     AuthFailed,
@@ -154,6 +155,26 @@ class Session:
         data = b"".join(self._out)
         self._out.clear()
         return data
+
+    def chunks_to_send(self, size: int = 1 << 16) -> list[bytes]:
+        """What :meth:`data_to_send` would return, as chunks of about ``size`` bytes.
+
+        A large answer is written chunk by chunk with flow control, instead of being
+        joined into one buffer first.
+        """
+        chunks: list[bytes] = []
+        pending: list[bytes] = []
+        pending_size = 0
+        for part in self._out:
+            pending.append(part)
+            pending_size += len(part)
+            if pending_size >= size:
+                chunks.append(b"".join(pending))
+                pending, pending_size = [], 0
+        if pending:
+            chunks.append(b"".join(pending))
+        self._out.clear()
+        return chunks
 
     def send(self, msg: m.BackendMessage) -> None:
         self._out.append(encode(msg))
@@ -304,7 +325,13 @@ class Session:
             self._auth_failed()
 
     def _auth_failed(self) -> None:
+        log_event("auth", session=self.pid, user=self.user, method=self._method(),
+                  outcome="failure")  # fmt: skip
         self._fatal("28P01", f'password authentication failed for user "{self.user}"')
+
+    def _method(self) -> str:
+        methods = {Phase.MD5: "md5", Phase.PASSWORD: "password", Phase.STARTUP: "none"}
+        return methods.get(self.phase, "scram-sha-256")
 
     def _on_sasl_initial(self, msg: m.PasswordMessage) -> None:
         try:
@@ -341,6 +368,8 @@ class Session:
 
     def _authenticated(self) -> None:
         assert self._startup is not None
+        log_event("auth", session=self.pid, user=self.user, method=self._method(),
+                  outcome="success")  # fmt: skip
         self._auth = None
         self.role = self.config.users[self.user].role
         self.params = SessionParameters(user=self.user, startup=self._startup.params)
