@@ -259,3 +259,39 @@ def test_compose_runs_paradise_in_front_of_postgres() -> None:
     assert any(":6543" in port for port in service["ports"])
     dockerfile = (root / "Dockerfile").read_text()
     assert "paradise" in dockerfile and "serve" in dockerfile
+
+
+def test_serve_warns_when_the_backend_account_can_write(
+    server: Database, tmp_path: pytest.TempPathFactory  # noqa: F811
+) -> None:
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from paradise.server.config import user_toml
+
+    config = tmp_path / "serve.toml"  # type: ignore[operator]
+    config.write_text('[log]\naccess = "off"\n' + user_toml("ana", PASSWORD, "analyst"))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "paradise", "serve", "--config", str(config), "--backend",
+         server.url, "--listen", "127.0.0.1:0", "--log-level", "warning"],
+        stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        assert child.stderr is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = child.stderr.readline()
+            lines.append(line)
+            if not line or "listening on" in line:
+                break
+        text = "".join(lines)
+        assert re.search(r"listening on 127\.0\.0\.1:\d+", text), text
+        warning = "superuser" if server.kind == "postgres" else "on every database (*.*)"
+        assert "WARNING:" in text and warning in text, text
+        assert "docs/deployment.md" in text
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
