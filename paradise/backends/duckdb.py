@@ -163,6 +163,9 @@ def _set(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:
     """``SET name = value`` for a known setting name and a plain value (no user input)."""
     if not re.fullmatch(r"[a-z_]+", name) or not re.fullmatch(r"[\w.-]+", str(value)):
         raise BackendError(f"invalid DuckDB setting {name!r} = {value!r}", sqlstate="22023")
+    row = con.execute("SELECT current_setting(?)", [name]).fetchone()
+    if row is not None and str(row[0]).lower() == str(value).lower():
+        return  # e.g. a second backend on a database this process opened (and locked) before
     con.execute(f"SET {name} = '{value}'")
 
 

@@ -59,7 +59,7 @@ __all__ = ["serve", "user"]
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default=None,
-    help="Server log level (overrides the config's [log] level; default info). The JSON-lines "
+    help="Server log level (overrides the config's [log] level; default warning). The JSON-lines "
     "access log goes to stderr unless [log] access names a file or 'off'.",
 )
 def serve(

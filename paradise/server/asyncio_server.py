@@ -175,12 +175,7 @@ class _Connection(asyncio.Protocol):
                     if self.auth_timer is not None:
                         self.auth_timer.cancel()
                         self.auth_timer = None
-                for chunk in session.chunks_to_send():
-                    if self.closed:
-                        break
-                    self.transport.write(chunk)
-                    if not self.writable.is_set():  # the client reads slower: wait for it
-                        await self.writable.wait()
+                await self.write_out(session)
                 if action is NEED_DATA:
                     self.transport.resume_reading()
                     await self.writable.wait()
@@ -194,6 +189,24 @@ class _Connection(asyncio.Protocol):
         finally:
             server.sessions.pop(self.pid, None)
             self.transport.close()
+
+    async def write_out(self, session: Session) -> None:
+        """Write what the session queued, chunk by chunk, waiting while the client is slow."""
+        assert self.transport is not None
+        try:
+            for chunk in session.chunks_to_send():
+                if self.closed:
+                    return
+                self.transport.write(chunk)
+                if not self.writable.is_set():  # the client reads slower: wait for it
+                    await self.writable.wait()
+        except Exception:  # a later batch of an answer failed to encode: end the session
+            logger.exception("cannot send the answer of session %d", self.pid)
+            self.transport.write(encode(ErrorResponse.error(
+                "XX000", "internal error while sending the result", severity="FATAL"
+            )))  # fmt: skip
+            self.transport.close()
+            self.closed = True
 
     async def call(self, call: HandlerCall) -> CallOutcome:
         server = self.server

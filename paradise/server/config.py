@@ -125,7 +125,7 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits)
     workers: int = 1
     """Server processes sharing the listen addresses (see :mod:`paradise.server.workers`)."""
-    log_level: str = "info"
+    log_level: str = "warning"
     access_log: str = "stderr"
     """Where the JSON-lines access log goes: ``stderr``, ``off`` or a file path."""
 
@@ -192,7 +192,7 @@ class _Tls(_Section):
 
 
 class _Log(_Section):
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    level: Literal["debug", "info", "warning", "error"] = "warning"
     access: str = Field(default="stderr", min_length=1)
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import enum
 import logging
 import os
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -137,7 +137,7 @@ class Session:
         self.role = ""
         self.params = SessionParameters(user="")
         self._decoder = FrontendDecoder(max_message_size=config.max_message_bytes)
-        self._out: list[bytes] = []
+        self._out: list[bytes | Iterator[bytes]] = []  # iterators: batches encoded lazily
         self._flow: Flow | None = None
         self._pending: HandlerCall | None = None
         self._outcome: CallOutcome | None = None
@@ -152,35 +152,37 @@ class Session:
         self._decoder.feed(data)
 
     def data_to_send(self) -> bytes:
-        data = b"".join(self._out)
-        self._out.clear()
-        return data
+        """Everything queued, as one buffer (lazily encoded batches are encoded now)."""
+        return b"".join(self.chunks_to_send())
 
-    def chunks_to_send(self, size: int = 1 << 16) -> list[bytes]:
-        """What :meth:`data_to_send` would return, as chunks of about ``size`` bytes.
+    def chunks_to_send(self, size: int = 1 << 16) -> Iterator[bytes]:
+        """What is queued, in chunks of about ``size`` bytes, encoded as they are taken.
 
-        A large answer is written chunk by chunk with flow control, instead of being
-        joined into one buffer first.
+        The shell writes a large answer chunk by chunk with flow control, so only about
+        one chunk of encoded rows exists at a time (see :meth:`send_stream`).
         """
-        chunks: list[bytes] = []
+        out, self._out = self._out, []
         pending: list[bytes] = []
         pending_size = 0
-        for part in self._out:
-            pending.append(part)
-            pending_size += len(part)
-            if pending_size >= size:
-                chunks.append(b"".join(pending))
-                pending, pending_size = [], 0
+        for part in out:
+            for piece in (part,) if isinstance(part, bytes) else part:
+                pending.append(piece)
+                pending_size += len(piece)
+                if pending_size >= size:
+                    yield b"".join(pending)
+                    pending, pending_size = [], 0
         if pending:
-            chunks.append(b"".join(pending))
-        self._out.clear()
-        return chunks
+            yield b"".join(pending)
 
     def send(self, msg: m.BackendMessage) -> None:
         self._out.append(encode(msg))
 
     def send_raw(self, data: bytes) -> None:
         self._out.append(data)
+
+    def send_stream(self, batches: Iterator[bytes]) -> None:
+        """Queue encoded messages produced only when the shell writes them (large answers)."""
+        self._out.append(batches)
 
     @property
     def busy(self) -> bool:

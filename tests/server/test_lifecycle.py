@@ -295,3 +295,25 @@ def test_serve_warns_when_the_backend_account_can_write(
     finally:
         child.terminate()
         child.wait(timeout=30)
+
+
+def test_large_answer_arrives_whole_when_written_in_batches(running: list[ServerThread]) -> None:
+    backend = connect_backend(":memory:")
+    backend.run("CREATE TABLE big AS SELECT range AS id, 'row ' || range AS label, "
+                "CASE WHEN range % 7 = 0 THEN NULL ELSE range / 3.0 END AS x FROM range(25000)")  # fmt: skip
+    proxy = _start(running, _config(), BackendHandler(backend))
+    expected = [(i, f"row {i}", None if i % 7 == 0 else i / 3.0) for i in range(25000)]
+    with _connect(proxy) as conn:
+        text_rows = conn.execute("SELECT id, label, x FROM big ORDER BY id").fetchall()
+        binary_rows = conn.cursor(binary=True).execute(
+            "SELECT id, label, x FROM big ORDER BY id"
+        ).fetchall()
+        with conn.cursor() as cur:  # the extended protocol's row limit on Execute still works
+            cur.execute("SELECT id FROM big ORDER BY id")
+            assert cur.fetchmany(3) == [(0,), (1,), (2,)]
+    for rows in (text_rows, binary_rows):
+        assert len(rows) == len(expected)
+        assert [r[:2] for r in rows] == [e[:2] for e in expected]
+        assert all((a[2] is None) == (b[2] is None) for a, b in zip(rows, expected, strict=True))
+        assert all(b[2] is None or abs(float(a[2]) - b[2]) < 1e-9
+                   for a, b in zip(rows, expected, strict=True))  # fmt: skip
