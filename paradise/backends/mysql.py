@@ -41,6 +41,8 @@ Example:
     ...     backend = None  # no server: nothing to show
     >>> backend is None or backend.execute("SELECT 1 AS one, 'a' AS s").rows == [(1, "a")]
     True
+    >>> if backend is not None:
+    ...     backend.close()
 """
 
 from __future__ import annotations
@@ -87,7 +89,6 @@ DEFAULT_SETTINGS: Mapping[str, str] = {
 _BINARY_CHARSET = 63
 _SQLSTATES = MYSQL_SQLSTATES
 _LOST = {0, 2006, 2013, 2055}
-_CONNECT = {2002, 2003, 2005}
 _INTS: dict[int, tuple[pa.DataType, pa.DataType, str]] = {
     FIELD_TYPE.TINY: (pa.int8(), pa.int16(), "TINYINT"),
     FIELD_TYPE.SHORT: (pa.int16(), pa.int32(), "SMALLINT"),

@@ -30,12 +30,15 @@ Example:
     ...     backend = None  # no server: nothing to show
     >>> backend is None or backend.execute("SELECT 1 AS one, 'a' AS s").rows == [(1, "a")]
     True
+    >>> if backend is not None:
+    ...     backend.close()
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -181,7 +184,10 @@ class PostgresBackend:
                     open=True,
                     name="paradise-queries",
                     timeout=float(self._params.get("connect_timeout", 10)),
+                    num_workers=1,
                 )
+                # a backend dropped without close() must not leave the pool's thread behind
+                weakref.finalize(self, self._pool.close)
             return self._pool
 
     def _checkout(self) -> psycopg.Connection[Any]:
@@ -442,11 +448,6 @@ def _connect_params(url: str, connect_timeout: int) -> dict[str, Any]:
 
 def _safe_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0].strip() if text else type(exc).__name__
 
 
 def _connect_error(exc: psycopg.Error, params: Mapping[str, Any]) -> BackendError:
