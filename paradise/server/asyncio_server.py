@@ -72,6 +72,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.running: tuple[HandlerCall, CallToken] | None = None
         self.interrupted: str | None = None
+        self.stopped = asyncio.Event()  # set with ``interrupted``: wakes a call waiting for a slot
         self.auth_timer: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol callbacks (event-loop thread)
@@ -140,6 +141,7 @@ class _Connection(asyncio.Protocol):
         if self.running is None or self.interrupted:
             return
         self.interrupted = reason
+        self.stopped.set()
         call, token = self.running
         try:
             if call.kind is CallKind.CATALOG:
@@ -190,6 +192,26 @@ class _Connection(asyncio.Protocol):
             server.sessions.pop(self.pid, None)
             self.transport.close()
 
+    async def wait_for_slot(self) -> bool:
+        """Take one of the ``max_concurrent_queries`` slots; False (and no slot) if the call
+        is cancelled or times out while it waits."""
+        semaphore = self.server.semaphore
+        if self.interrupted:
+            return False
+        acquire = asyncio.ensure_future(semaphore.acquire())
+        stop = asyncio.ensure_future(self.stopped.wait())
+        try:
+            await asyncio.wait({acquire, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not acquire.done():
+                acquire.cancel()
+        if acquire.done() and not acquire.cancelled():
+            if not self.interrupted:
+                return True
+            semaphore.release()  # got the slot just as the call was cancelled
+        return False
+
     async def write_out(self, session: Session) -> None:
         """Write what the session queued, chunk by chunk, waiting while the client is slow."""
         assert self.transport is not None
@@ -217,6 +239,7 @@ class _Connection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         token = CallToken()
         self.running, self.interrupted = (call, token), None
+        self.stopped.clear()
         limit = server.config.limits.query_timeout_seconds
         timeouts = [t for t in (limit, call.timeout) if t]
         timer = loop.call_later(min(timeouts), self.interrupt, "timeout") if timeouts else None
@@ -226,11 +249,11 @@ class _Connection(asyncio.Protocol):
         started = time.monotonic()
         outcome = CallOutcome()
         try:
-            async with server.semaphore:
-                if self.interrupted:  # cancelled or timed out while queued
-                    error = ParadiseError("canceling statement", sqlstate="57014")
-                    outcome = CallOutcome(error=error, interrupted=self.interrupted)
-                    return outcome
+            if not await self.wait_for_slot():  # cancelled or timed out while queued
+                error = ParadiseError("canceling statement", sqlstate="57014")
+                outcome = CallOutcome(error=error, interrupted=self.interrupted)
+                return outcome
+            try:
                 work = loop.run_in_executor(server.executor, _perform, call, server.handler,
                                             token, request, server.config.limits)  # fmt: skip
                 try:
@@ -239,6 +262,8 @@ class _Connection(asyncio.Protocol):
                 except Exception as exc:
                     outcome = CallOutcome(error=exc, interrupted=self.interrupted)
                 return outcome
+            finally:
+                server.semaphore.release()
         finally:
             if timer is not None:
                 timer.cancel()

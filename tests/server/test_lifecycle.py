@@ -317,3 +317,27 @@ def test_large_answer_arrives_whole_when_written_in_batches(running: list[Server
         assert all((a[2] is None) == (b[2] is None) for a, b in zip(rows, expected, strict=True))
         assert all(b[2] is None or abs(float(a[2]) - b[2]) < 1e-9
                    for a, b in zip(rows, expected, strict=True))  # fmt: skip
+
+
+def test_timeout_and_cancel_while_queued_for_a_query_slot(running: list[ServerThread]) -> None:
+    proxy = _start(running, _config(max_concurrent_queries=1), DuckDBHandler())
+    with _connect(proxy) as busy, _connect(proxy) as queued, _connect(proxy) as other:
+        slow, slow_out = _timed(lambda: busy.execute(
+            "SELECT sum(hash(range)) FROM range(100000000000)").fetchall())  # fmt: skip
+        time.sleep(0.5)
+        queued.execute("SET statement_timeout = 500")
+        start = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout"):
+            queued.execute("SELECT 1 AS one")
+        assert time.monotonic() - start < 3.0  # not after the slow query
+        waiting, waiting_out = _timed(lambda: other.execute("SELECT 2 AS two").fetchall())
+        time.sleep(0.5)
+        assert waiting.is_alive()
+        other.cancel_safe()
+        waiting.join(5)
+        assert isinstance(waiting_out.get("error"), psycopg.errors.QueryCanceled)
+        assert slow.is_alive()
+        busy.cancel_safe()
+        slow.join(15)
+        assert isinstance(slow_out.get("error"), psycopg.Error)
+        assert queued.execute("SELECT 3 AS three").fetchall() == [(3,)]  # the slot is free again
