@@ -55,6 +55,13 @@ __all__ = ["serve", "user"]
     help="Server processes sharing the ports, about one per CPU core "
     "(overrides the config's workers; default 1).",
 )
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default=None,
+    help="Server log level (overrides the config's [log] level; default warning). The JSON-lines "
+    "access log goes to stderr unless [log] access names a file or 'off'.",
+)
 def serve(
     config_path: str | None,
     backend: str | None,
@@ -63,12 +70,17 @@ def serve(
     mysql_listen: tuple[str, ...],
     demo: bool,
     workers: int | None,
+    log_level: str | None,
 ) -> None:
     """Serve the PostgreSQL (and optionally MySQL) wire protocol through the pipeline."""
     from paradise.server import ServerConfig, load_config
+    from paradise.server.access_log import configure_logging
     from paradise.server.config import parse_config
 
     config = load_config(config_path) if config_path else ServerConfig()
+    if log_level is not None:
+        config = dataclasses.replace(config, log_level=log_level)
+    configure_logging(config.log_level, access=config.access_log)
     if listen:
         config = dataclasses.replace(
             config, listen=parse_config({"listen": list(listen)}, source="--listen").listen
@@ -99,8 +111,9 @@ def serve(
         _serve_process(config, target, policy_dir, demo)
         return
     # check the backend and policies once, here, before any worker starts
-    preflight = _open(target, policy_dir, read_only=shared_file)
+    preflight = _open(target, policy_dir, read_only=shared_file, pool_size=1)
     roles = preflight.roles
+    _warn_privileges(preflight)
     preflight.close()
     from paradise.server.workers import run_workers
 
@@ -123,16 +136,30 @@ def serve(
         raise SystemExit(code)
 
 
-def _open(target: str, policy_dir: str | None, *, read_only: bool = False) -> Processor:
+def _open(
+    target: str, policy_dir: str | None, *, read_only: bool = False, pool_size: int | None = None
+) -> Processor:
     from paradise.backends import connect_backend
     from paradise.processor import connect
 
-    backend = connect_backend(target, read_only=read_only)
+    backend = connect_backend(target, read_only=read_only, pool_size=pool_size)
     try:
         return connect(backend, policies=policy_dir, read_dialect="postgres")
     except BaseException:
         backend.close()
         raise
+
+
+def _warn_privileges(processor: Processor) -> None:
+    """Say loudly when the backend account could do more than read the protected tables."""
+    from paradise.backends.privileges import privilege_warnings, protected_tables, warn_text
+
+    try:
+        lines = privilege_warnings(processor.backend, protected_tables(processor.policies.values()))
+    except ParadiseError as exc:
+        lines = [f"the backend account's privileges could not be checked ({exc.sqlstate})"]
+    for line in warn_text(lines):
+        err_console.print(f"[bold red]{line}[/]", highlight=False)
 
 
 def _announce(
@@ -172,8 +199,11 @@ def _serve_process(
     from paradise.server import serve as run_server
     from paradise.server.pipeline_handler import PipelineHandler
 
-    processor = _open(target, policy_dir, read_only=read_only)
+    processor = _open(target, policy_dir, read_only=read_only,
+                      pool_size=config.limits.backend_connections)  # fmt: skip
     try:
+        if slot is None:
+            _warn_privileges(processor)
         if demo:
             processor.load_demo()
         handler = PipelineHandler(processor)

@@ -17,6 +17,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 
 from paradise.backends.cancel import query_token
+from paradise.backends.request import CURRENT_REQUEST
 from paradise.processor import Processor
 from paradise.server.handler import ColumnSpec, HandlerResult
 
@@ -57,6 +58,10 @@ class PipelineHandler:
                 params=list(params) if params else None,
                 read_dialect=self.read_dialect,
             )
+        request = CURRENT_REQUEST.get()
+        if request is not None:  # for the access log: which tables, how many rows
+            request.tables = tuple(t.table for t in result.annotations.tables)
+            request.rows = len(result)
         columns = tuple(
             ColumnSpec(name, type_name)
             for name, type_name in zip(result.columns, result.types, strict=True)

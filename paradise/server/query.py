@@ -38,6 +38,9 @@ __all__ = [
 
 logger = logging.getLogger("paradise.server")
 
+ROW_BATCH = 1000
+"""Rows per batch of DataRow messages; batches after the first are encoded as they are sent."""
+
 
 class CallKind(enum.Enum):
     RUN = "run"
@@ -258,10 +261,13 @@ class QueryFlow:
             self._send_description(columns, codes)
         rows = result.rows if start == 0 and stop is None else result.rows[start:stop]
         try:
-            s.send_raw(_encode_rows(rows, encoders))
+            s.send_raw(_encode_rows(rows[:ROW_BATCH], encoders))
         except Exception as exc:
             logger.error("cannot encode a result value: %s", type(exc).__name__, exc_info=exc)
             raise _fail("22P03", "a result value does not fit its column type") from exc
+        if len(rows) > ROW_BATCH:  # the rest is encoded batch by batch while it is written
+            s.send_stream(_encode_rows(rows[i : i + ROW_BATCH], encoders)
+                          for i in range(ROW_BATCH, len(rows), ROW_BATCH))  # fmt: skip
 
     def _send_description(self, columns: Sequence[ColumnSpec] | None, codes: Sequence[int]) -> None:
         if not columns:
