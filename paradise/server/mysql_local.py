@@ -404,9 +404,6 @@ def answer_select(query: exp.Expr, state: SessionState) -> ResultSet:
     """Answer a table-less ``SELECT`` from the allowlist, or refuse it naming the construct."""
     if not isinstance(query, exp.Select):
         raise refuse(construct_name(query), where=_SELECT_WHERE, hint=_SELECT_HINT)
-    for node in query.walk():
-        if type(node) not in _SELECT_NODES:
-            raise refuse(construct_name(node), where=_SELECT_WHERE, hint=_SELECT_HINT)
     for key, value in query.args.items():
         if value not in (None, [], False) and key not in ("expressions", "limit", "from_"):
             raise refuse(key.upper().replace("_", " "), where=_SELECT_WHERE, hint=_SELECT_HINT)
@@ -419,6 +416,9 @@ def answer_select(query: exp.Expr, state: SessionState) -> ResultSet:
         inner = item.this if isinstance(item, exp.Alias) else item
         values.append(_value(inner, state))
         names.append(item.alias if isinstance(item, exp.Alias) else _label(inner))
+    for node in query.walk():  # the values above name the outermost refused construct first
+        if type(node) not in _SELECT_NODES:
+            raise refuse(construct_name(node), where=_SELECT_WHERE, hint=_SELECT_HINT)
     rows = [tuple(values)]
     limit = query.args.get("limit")
     if limit is not None:

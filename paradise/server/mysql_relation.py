@@ -107,6 +107,8 @@ def construct_name(node: exp.Expr) -> str:
         return f"function {str(node.name).upper()}"
     if isinstance(node, exp.Func):
         return f"function {node.sql_name()}"
+    if isinstance(node, exp.SetOperation):
+        return type(node).__name__.upper()  # UNION, INTERSECT, EXCEPT
     if isinstance(node, exp.Query):
         return "subquery"
     return {
@@ -117,6 +119,7 @@ def construct_name(node: exp.Expr) -> str:
         "dot": "qualified value",
         "cast": "CAST",
         "window": "window function",
+        "lock": "locking clause (FOR UPDATE/SHARE)",
     }.get(node.key, node.key.upper())
 
 

@@ -78,6 +78,8 @@ def show_of_command(command: exp.Command) -> exp.Show | None:
 
 def answer_show(statement: exp.Expr, catalog: Catalog, state: SessionState) -> ResultSet:
     """Answer a ``SHOW`` or ``DESCRIBE <table>`` statement, or refuse it by name."""
+    if isinstance(statement, exp.Command):
+        statement = show_of_command(statement) or statement
     if isinstance(statement, exp.Describe):
         target = statement.this
         if not isinstance(target, exp.Table) or any(
