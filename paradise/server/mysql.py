@@ -19,7 +19,7 @@ which paste parameter values into the statement's text, are replaced. Instead:
   ``read_dialect="mysql"``), which checks, rewrites, runs and verifies it; anything else is
   refused. A batch of more than one statement is refused before anything runs.
 * **prepared statements** (``COM_STMT_PREPARE``/``EXECUTE``) bind their parameters through
-  paradise (:mod:`~paradise.server.mysql_prepared`), never into the text.
+  paradise (:mod:`~paradise.server.mysql_commands`), never into the text.
 * **annotations** become MySQL notes: the result's warning count tells the client, and
   ``SHOW WARNINGS`` lists them (Level ``Note``, Code 1003), as MySQL does for EXPLAIN notes.
 * **errors** carry a MySQL error number chosen from paradise's SQLSTATE
@@ -71,8 +71,8 @@ from paradise.parse import parse_statements
 from paradise.server.config import ConfigError, ServerConfig, UserConfig, make_ssl_context
 from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, SchemaProvider
 from paradise.server.mysql_catalog import DATABASE, INFORMATION_SCHEMA, Catalog
+from paradise.server.mysql_commands import count_placeholders, install
 from paradise.server.mysql_local import VERSION, SessionState, answer_select, run_set
-from paradise.server.mysql_prepared import count_placeholders, install
 from paradise.server.mysql_route import Route, answer_catalog_query, route
 from paradise.server.mysql_show import answer_show
 from paradise.server.mysql_types import column_type
@@ -263,6 +263,16 @@ class _MysqlSession(Session):
             return await self._local(kind, statement)
         except ParadiseError as exc:
             raise _as_mysql_error(exc) from None
+        except MysqlError:
+            raise
+        except RecursionError:
+            raise _as_mysql_error(QuerySyntaxError("the statement is nested too deeply")) from None
+        except Exception as exc:  # never echo an unexpected error's text (it may hold data)
+            logger.error("statement failed with %s", type(exc).__name__, exc_info=exc)
+            raise MysqlError(
+                "internal error while running the statement; the server log has details",
+                _Code(1105, "XX000"),
+            ) from None
 
     def _statement(self, sql: str) -> exp.Expr:
         try:
@@ -314,16 +324,7 @@ class _MysqlSession(Session):
         return Catalog(await self.listener.visible_tables(self.role))
 
     async def _pipeline(self, sql: str, params: Sequence[Any] | None) -> ResultSet:
-        try:
-            result = await self.listener.run(sql, self.role, params)
-        except ParadiseError:
-            raise
-        except Exception as exc:  # never echo an unexpected error's text (it may hold data)
-            logger.error("query handler raised %s", type(exc).__name__, exc_info=exc)
-            raise MysqlError(
-                "internal error while running the query; the server log has details",
-                _Code(1105, "XX000"),
-            ) from None
+        result = await self.listener.run(sql, self.role, params)
         self.state.notes = result.notices
         self.warning_count = len(result.notices)
         columns = [ResultColumn(c.name, column_type(c.type_name)) for c in result.columns]

@@ -182,6 +182,8 @@ def select_rows(
     if not isinstance(select, exp.Select):
         raise refuse(construct_name(select))
     check_tree(select)
+    if any(node is not select for node in select.find_all(exp.Select)):
+        raise refuse("subquery")
     for key, value in select.args.items():
         if value not in (None, [], False) and key not in _SELECT_ARGS:
             raise refuse(key.upper().replace("_", " "))

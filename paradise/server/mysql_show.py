@@ -2,7 +2,8 @@
 
 Only the forms clients send at start-up and for metadata are served: ``SHOW DATABASES``,
 ``SHOW [FULL] TABLES``, ``SHOW [FULL] COLUMNS``/``DESCRIBE``, ``SHOW CREATE TABLE``,
-``SHOW TABLE STATUS``, ``SHOW INDEX``/``KEYS`` (none), ``SHOW VARIABLES``, ``SHOW STATUS``
+``SHOW TABLE STATUS``, ``SHOW INDEX``/``KEYS`` and ``SHOW TRIGGERS`` (none),
+``SHOW VARIABLES``, ``SHOW STATUS``
 (none), ``SHOW WARNINGS``/``ERRORS``, ``SHOW COLLATION``, ``SHOW CHARACTER SET``,
 ``SHOW ENGINES`` and ``SHOW CREATE DATABASE``, each with ``LIKE`` or a ``WHERE`` in the
 closed grammar of :mod:`paradise.server.mysql_relation`. Any other ``SHOW`` is refused.
@@ -48,7 +49,7 @@ __all__ = ["answer_show", "show_of_command"]
 _S, _I = ColumnType.VAR_STRING, ColumnType.LONGLONG
 _SHOW_WHERE = "the MySQL listener's SHOW allowlist"
 _SHOW_HINT = (
-    "SHOW DATABASES, [FULL] TABLES, [FULL] COLUMNS, CREATE TABLE, TABLE STATUS, INDEX, "
+    "SHOW DATABASES, [FULL] TABLES, [FULL] COLUMNS, CREATE TABLE, TABLE STATUS, INDEX, TRIGGERS, "
     "VARIABLES, STATUS, WARNINGS, ERRORS, COLLATION, CHARACTER SET and ENGINES are served"
 )
 _ARGS = frozenset({"this", "full", "like", "where", "db", "target", "global_", "limit", "offset"})
@@ -56,6 +57,10 @@ _INDEX_COLUMNS = (
     "Table Non_unique Key_name Seq_in_index Column_name Collation Cardinality Sub_part Packed"
     " Null Index_type Comment Index_comment Visible Expression"
 ).split()
+_TRIGGER_COLUMNS = (
+    "Trigger Event Table Statement Timing Created sql_mode Definer character_set_client"
+    " collation_connection"
+).split() + ["Database Collation"]
 _STATUS_COLUMNS = (
     "Name Engine Version Row_format Rows Avg_row_length Data_length Max_data_length"
     " Index_length Data_free Auto_increment Create_time Update_time Check_time Collation"
@@ -63,17 +68,28 @@ _STATUS_COLUMNS = (
 ).split()
 
 
+_COMMAND_FORMS: dict[tuple[str, ...], str] = {
+    ("KEYS",): "INDEX",
+    ("INDEXES",): "INDEX",
+    ("FULL", "TRIGGERS"): "TRIGGERS",
+}
+"""``SHOW`` forms sqlglot leaves as a command -> the form it parses with the same answer."""
+
+
 def show_of_command(command: exp.Command) -> exp.Show | None:
-    """``SHOW KEYS``/``SHOW INDEXES`` (which sqlglot leaves as a command) as ``SHOW INDEX``."""
-    rest = str(command.expression or "").strip()
-    word, _, tail = rest.partition(" ")
-    if str(command.this).upper() != "SHOW" or word.upper() not in ("KEYS", "INDEXES"):
+    """``SHOW KEYS``/``INDEXES``/``FULL TRIGGERS`` (sqlglot commands) as parsed ``SHOW``s."""
+    if str(command.this).upper() != "SHOW":
         return None
-    try:
-        parsed = sqlglot.parse_one(f"SHOW INDEX {tail}", read="mysql")
-    except (ParseError, TokenError):
-        return None
-    return parsed if isinstance(parsed, exp.Show) else None
+    words = str(command.expression or "").split()
+    for prefix, form in _COMMAND_FORMS.items():
+        if tuple(w.upper() for w in words[: len(prefix)]) == prefix:
+            rest = " ".join(words[len(prefix) :])
+            try:
+                parsed = sqlglot.parse_one(f"SHOW {form} {rest}", read="mysql")
+            except (ParseError, TokenError):
+                return None
+            return parsed if isinstance(parsed, exp.Show) else None
+    return None
 
 
 def answer_show(statement: exp.Expr, catalog: Catalog, state: SessionState) -> ResultSet:
@@ -206,6 +222,9 @@ def _relation(kind: str, show: exp.Show, catalog: Catalog, state: SessionState) 
     if kind == "INDEX":
         _table(show, catalog, state)
         return _make("INDEX", ",".join(_INDEX_COLUMNS), [])  # no keys are shown
+    if kind == "TRIGGERS":
+        _database(show, state)
+        return _make("TRIGGERS", ",".join(_TRIGGER_COLUMNS), [])  # no triggers are shown
     if kind == "VARIABLES":
         scope = "global" if show.args.get("global_") else ""
         rows = [(n, None if v is None else str(v)) for n, v in state.variables(scope)]

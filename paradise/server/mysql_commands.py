@@ -1,9 +1,13 @@
-"""Server-side prepared statements (``COM_STMT_PREPARE``/``COM_STMT_EXECUTE``) of the MySQL
-listener, with parameters bound by paradise, never pasted into the statement's text.
+"""The protocol commands the MySQL listener handles itself instead of mysql-mimic.
 
-mysql-mimic's own handlers substitute each ``?`` of the text by the value's characters
-(unescaped); these replace them on every connection. ``PREPARE`` parses the statement
-(so a syntax error is reported then, as MySQL does) and counts its ``?`` placeholders;
+* Server-side prepared statements (``COM_STMT_PREPARE``/``COM_STMT_EXECUTE``), with
+  parameters bound by paradise, never pasted into the statement's text: mysql-mimic's own
+  handlers substitute each ``?`` of the text by the value's characters (unescaped).
+* ``COM_FIELD_LIST`` (the mysql client's name completion): mysql-mimic sends every column
+  definition in one packet, so clients saw only the first column.
+
+:func:`install` replaces mysql-mimic's handlers on every connection. ``PREPARE`` parses the
+statement (so a syntax error is reported then, as MySQL does) and counts its ``?`` placeholders;
 ``EXECUTE`` decodes the binary parameter values (:func:`decode_execute`) and runs the
 statement text with those values as a separate list: the pipeline binds them as literals
 into the parsed query (:func:`paradise.params.bind_params`), and so do the listener's own
@@ -24,11 +28,12 @@ import decimal
 import io
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mysql_mimic import ColumnType, ResultSet, packets, types
 from mysql_mimic.errors import ErrorCode, MysqlError
 from mysql_mimic.prepared import PreparedStatement
+from mysql_mimic.schema import com_field_list_to_show_statement
 from mysql_mimic.types import (
     Capabilities,
     ComStmtExecuteFlags,
@@ -224,8 +229,27 @@ def install(
         result = await execute(stmt.sql, params)
         await _write_binary_result(connection, stmt, result, use_cursor)
 
+    async def handle_field_list(data: bytes) -> None:
+        request = packets.parse_com_field_list(connection.client_charset, data)
+        result = await connection.query(com_field_list_to_show_statement(request), {})
+        for row in await _rows(result):
+            definition = packets.make_column_definition_41(
+                server_charset=connection.server_charset,
+                table=request.table,
+                name=row[0],
+                is_com_field_list=True,
+                default=row[4],
+            )
+            await connection.stream.write(definition, drain=False)  # one packet per column
+        await connection.stream.write(connection.ok_or_eof())
+
     connection.handle_stmt_prepare = handle_prepare  # type: ignore[method-assign]
     connection.handle_stmt_execute = handle_execute  # type: ignore[method-assign]
+    connection.handle_field_list = handle_field_list  # type: ignore[method-assign]
+
+
+async def _rows(result: ResultSet) -> list[Any]:
+    return [row async for row in aiterate(result.rows)]
 
 
 async def _write_binary_result(
