@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import io
+import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -99,7 +100,7 @@ def decode_execute(
     if count == 0:
         return stmt_id, use_cursor, []
     if count < statement.num_params:
-        raise MysqlError("too few parameters", ErrorCode.WRONG_ARGUMENTS)
+        raise MysqlError("too few parameters", ErrorCode.MALFORMED_PACKET)
     nulls = reader.read((count + 7) // 8)
     types = statement.types if isinstance(statement, Prepared) else []
     if read_uint_1(reader):  # new parameter types follow
@@ -112,7 +113,7 @@ def decode_execute(
         if isinstance(statement, Prepared):
             statement.types = types
     if len(types) != count:
-        raise MysqlError("parameter types were never sent", ErrorCode.WRONG_ARGUMENTS)
+        raise MysqlError("parameter types were never sent", ErrorCode.MALFORMED_PACKET)
     long_data = statement.param_buffers or {}
     values: list[Value] = []
     for i, (kind, unsigned) in enumerate(types):
@@ -121,7 +122,12 @@ def decode_execute(
         elif i in long_data:
             value = bytes(long_data[i]).decode(charset)
         else:
-            value = _read_value(reader, kind, unsigned, charset)
+            try:
+                value = _read_value(reader, kind, unsigned, charset)
+            except (ValueError, ArithmeticError, IndexError, struct.error) as exc:
+                raise MysqlError(
+                    f"malformed value for parameter {i + 1}", ErrorCode.MALFORMED_PACKET
+                ) from exc
         values.append(value)
     return stmt_id, use_cursor, values[: statement.num_params]
 
