@@ -295,6 +295,9 @@ class _MysqlSession(Session):
         """The listener's own answers (allowlists and the role's catalog); no database."""
         if kind is Route.SET:
             run_set(statement, self.state)  # type: ignore[arg-type]
+            for name in ("character_set_client", "character_set_results"):
+                if self.state.settings.get(name):  # a UTF-8 set (checked); a client that
+                    self.variables.set(name, "utf8mb4")  # logged in with latin1 switches
         elif kind is Route.USE:
             await self.use(statement.this.name)
         elif kind is Route.KILL:

@@ -112,7 +112,8 @@ No path, host name, port or other fact about the server is among them."""
 
 _ALIASES = {"tx_isolation": "transaction_isolation", "tx_read_only": "transaction_read_only"}
 _DEFAULT = "DEFAULT"
-_UTF8 = {"utf8": "utf8mb3", "utf8mb3": "utf8mb3", "utf8mb4": "utf8mb4"}
+_CHARSETS = {"utf8": "utf8mb3", "utf8mb3": "utf8mb3", "utf8mb4": "utf8mb4"}
+"""Client character sets: UTF-8 only (mysql-mimic encodes every result value as UTF-8)."""
 _COLLATION_NAME = re.compile(r"^utf8(mb[34])?_[a-z0-9_]+$")
 _MODES = frozenset(
     "ONLY_FULL_GROUP_BY STRICT_TRANS_TABLES STRICT_ALL_TABLES NO_ZERO_IN_DATE NO_ZERO_DATE"
@@ -149,9 +150,9 @@ def _boolean(value: Value) -> Value:
 
 
 def _charset(value: Value) -> Value:
-    if value is None or str(value).lower() not in _UTF8:
+    if value is None or str(value).lower() not in _CHARSETS:
         raise ValueError
-    return _UTF8[str(value).lower()]
+    return _CHARSETS[str(value).lower()]
 
 
 def _charset_or_null(value: Value) -> Value:
@@ -285,6 +286,7 @@ def run_set(statement: exp.Set, state: SessionState) -> None:
 
 
 _SET_WHERE = "the MySQL listener's SET allowlist"
+_CHARSET_VARIABLES = ("character_set_client", "character_set_connection", "character_set_results")
 
 
 def _set_item(item: exp.SetItem) -> list[tuple[str, Value]]:
@@ -294,11 +296,11 @@ def _set_item(item: exp.SetItem) -> list[tuple[str, Value]]:
     if kind in ("NAMES", "CHARACTER SET"):
         charset = _constant(item.this)
         if charset != _DEFAULT:
-            _checked("character set", _charset, charset)
+            charset = _checked("character set", _charset, charset)
         collate = item.args.get("collate")
         if collate is not None:
             _checked("collation", _collation, _constant(collate))
-        return []  # a no-op: the listener always speaks utf8mb4
+        return [(name, charset) for name in _CHARSET_VARIABLES]
     if kind == "TRANSACTION":
         for characteristic in item.expressions:
             if _word(characteristic.name) not in _TRANSACTION:

@@ -327,7 +327,7 @@ def test_show_outside_allowlist_refused(mysql_world: World, sql: str, named: str
         "SET sql_mode = CONCAT(@@sql_mode, ',PIPES_AS_CONCAT')",
         "SET sql_select_limit = 1",
         "SET autocommit = (SELECT 1)",
-        "SET NAMES latin1",
+        "SET NAMES gbk",
         "SET time_zone = '+02:00'",
         "SET character_set_results = JSON_EXTRACT('{}', '$')",
         "SET secure_file_priv = ''",

@@ -321,3 +321,22 @@ def test_server_side_prepared_statements_bind_every_common_type(
         assert cur.fetchall() == [("paradise privacy proxy", "it's")]
     finally:
         conn.close()
+
+
+def test_set_names_switches_the_connection_to_utf8(mysql_world: World) -> None:
+    """A client that logs in with latin1 and then sends SET NAMES utf8mb4 is read as UTF-8;
+    other character sets are refused (every answer is encoded as UTF-8)."""
+    conn = pymysql.connect(host="127.0.0.1", port=mysql_world.port, user="pub",
+                           password=PASSWORD, charset="latin1", defer_connect=True)  # fmt: skip
+    conn.set_character_set = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    conn.connect()  # handshake in latin1, no SET NAMES
+    del conn.set_character_set
+    try:
+        with pytest.raises(pymysql.err.NotSupportedError):
+            conn.set_character_set("gbk")
+        conn.set_character_set("utf8mb4")
+        with conn.cursor() as cur:
+            cur.execute("SELECT 'Zürich €' AS x, @@character_set_client")
+            assert cur.fetchone() == ("Zürich €", "utf8mb4")
+    finally:
+        conn.close()

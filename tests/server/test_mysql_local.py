@@ -129,8 +129,8 @@ def test_set_allowlist() -> None:
         "SET autocommit = 0, sql_mode = 'ANSI_QUOTES'",  # all or nothing
         "SET @@global.wait_timeout = 10",
         "SET wait_timeout = -1",
-        "SET NAMES 'latin1'",
-        "SET NAMES utf8mb4 COLLATE 'latin1_swedish_ci'",
+        "SET NAMES 'big5'",
+        "SET NAMES utf8mb4 COLLATE 'big5_chinese_ci'",
         "SET autocommit = 2",
     ):
         with pytest.raises(QueryRejected):
