@@ -14,11 +14,16 @@ Example:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+from sqlglot import exp
 
 from paradise.backends.cancel import query_token
+from paradise.parse import parse_query
 from paradise.processor import Processor
-from paradise.server.handler import ColumnSpec, HandlerResult
+from paradise.server.handler import ColumnSpec, HandlerResult, StatementDescription
+from paradise.server.param_types import infer_param_types
+from paradise.server.types import pg_type
 
 __all__ = ["PipelineHandler"]
 
@@ -68,9 +73,28 @@ class PipelineHandler:
             command_tag=f"SELECT {len(result)}",
         )
 
-    def describe(self, sql: str, *, role: str) -> tuple[ColumnSpec, ...] | None:
-        """Unknown without running (types come from the database); the server runs it."""
-        return None
+    def describe(
+        self, sql: str, *, role: str, param_oids: Sequence[int] = ()
+    ) -> StatementDescription | None:
+        """Parameter types (from where each ``$n`` stands) and result columns (the rewritten
+        query under ``LIMIT 0``); ``None`` for answers whose types only the rows tell."""
+        ctx = self.processor.context(role, read_dialect=self.read_dialect)
+        tree = parse_query(sql, ctx.read_dialect or ctx.dialect)
+        schema = {
+            table: {c.name: c.type_name for c in columns}
+            for table, columns in self.visible_tables(role=role).items()
+        }
+        inferred = infer_param_types(tree, _schema_column_type(tree, schema), len(param_oids))
+        oids = tuple(given or found for given, found in zip(param_oids, inferred, strict=True))
+        described = self.processor.describe(
+            sql, role=role, params=[None] * len(oids) if oids else None,
+            read_dialect=self.read_dialect,
+        )  # fmt: skip
+        if described is None:
+            return None
+        names, types = described
+        columns = tuple(ColumnSpec(n, t) for n, t in zip(names, types, strict=True))
+        return StatementDescription(oids, columns)
 
     def cancel(self, token: object) -> None:
         backend = self.processor.backend
@@ -88,3 +112,23 @@ class PipelineHandler:
                 continue
             tables[name] = tuple(ColumnSpec(c, t) for c, t in ctx.visible_schema(name).items())
         return tables
+
+
+def _schema_column_type(
+    tree: exp.Expr, schema: Mapping[str, Mapping[str, str]]
+) -> Callable[[exp.Column], int | None]:
+    """Column -> PostgreSQL type oid, from the visible schema of the tables ``tree`` reads."""
+    by_alias: dict[str, Mapping[str, str]] = {}
+    for table in tree.find_all(exp.Table):
+        columns = schema.get(table.name) or schema.get(table.name.lower())
+        if columns is not None:
+            by_alias[table.alias_or_name] = columns
+
+    def column_type(col: exp.Column) -> int | None:
+        candidates = [by_alias[col.table]] if col.table in by_alias else by_alias.values()
+        for columns in candidates:
+            if col.name in columns:
+                return pg_type(columns[col.name]).oid
+        return None
+
+    return column_type

@@ -14,6 +14,7 @@ bookkeeping (ReadyForQuery status ``I``/``T``/``E``, portals closed at transacti
 from __future__ import annotations
 
 import enum
+import inspect
 import logging
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -21,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
 from paradise.server import messages as m
-from paradise.server.catalog import answer_catalog_query
+from paradise.server.catalog import answer_catalog_query, describe_catalog_query
+from paradise.server.catalog_grammar import CatalogContext
 from paradise.server.codec import encode_data_row
-from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler
+from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, StatementDescription
 from paradise.server.local import evaluate_local_select, run_reset, run_set, run_show
 from paradise.server.statements import Kind, Statement, refusal, split_statements
 from paradise.server.types import ParamDecodeError, decode_param, pg_type, text_value
@@ -43,6 +45,7 @@ class CallKind(enum.Enum):
     RUN = "run"
     DESCRIBE = "describe"
     CATALOG = "catalog"
+    CATALOG_DESCRIBE = "catalog_describe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,8 @@ class HandlerCall:
     role: str
     params: tuple[object, ...] | None = None
     timeout: float | None = None
+    param_oids: tuple[int, ...] = ()
+    context: CatalogContext | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +90,25 @@ def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> 
     if call.kind is CallKind.RUN:
         return handler.run(call.sql, role=call.role, params=call.params, token=token)
     if call.kind is CallKind.DESCRIBE:
-        return handler.describe(call.sql, role=call.role)
-    return answer_catalog_query(
-        call.sql, role=call.role, handler=handler, on_connection=token.attach
-    )
+        return _describe(handler, call)
+    if call.kind is CallKind.CATALOG_DESCRIBE:
+        return describe_catalog_query(call.sql, role=call.role, handler=handler,
+                                      param_oids=call.param_oids, context=call.context,
+                                      on_connection=token.attach)  # fmt: skip
+    return answer_catalog_query(call.sql, role=call.role, handler=handler, params=call.params,
+                                context=call.context, on_connection=token.attach)  # fmt: skip
+
+
+def _describe(handler: QueryHandler, call: HandlerCall) -> StatementDescription | None:
+    """The handler's description, whichever form it answers in (see QueryHandler.describe)."""
+    method = handler.describe
+    if "param_oids" in inspect.signature(method).parameters:
+        found = method(call.sql, role=call.role, param_oids=call.param_oids)
+    else:
+        found = method(call.sql, role=call.role)
+    if found is None or isinstance(found, StatementDescription):
+        return found
+    return StatementDescription(call.param_oids, tuple(found))
 
 
 class _Failure(Exception):
@@ -131,6 +151,7 @@ class Prepared:
     name: str
     statement: Statement | None
     param_oids: tuple[int, ...]
+    described: tuple[ColumnSpec, ...] | None = None  # the RowDescription a client was sent
 
 
 @dataclass(slots=True)
@@ -177,6 +198,9 @@ def _encode_rows(rows: Sequence[Sequence[object]], encoders: list[Callable[[Any]
     )
 
 
+_DESCRIBED_LOCAL = frozenset(("show",))
+
+
 class QueryFlow:
     """Statements, portals and transaction status of one session."""
 
@@ -218,9 +242,15 @@ class QueryFlow:
 
     # -- running one statement ----------------------------------------------------------------
 
-    def _call(self, kind: CallKind, stmt: Statement, params: tuple[object, ...] | None) -> Flow:
+    def _call(self, kind: CallKind, stmt: Statement, params: tuple[object, ...] | None,
+              param_oids: tuple[int, ...] = ()) -> Flow:  # fmt: skip
         s = self._s
-        outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout)
+        context = None
+        if kind in (CallKind.CATALOG, CallKind.CATALOG_DESCRIBE):
+            settings = {name.lower(): value for name, value in s.params.all()}
+            context = CatalogContext(s.user, lambda name: settings.get(name.lower()), s.pid)
+        outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout,
+                                    param_oids, context)  # fmt: skip
         if outcome.error is not None:
             raise _Failure(self._outcome_error(outcome, stmt.offset))
         return outcome.value
@@ -249,10 +279,21 @@ class QueryFlow:
                         "add a LIMIT or aggregate the data")  # fmt: skip
         return result
 
+    @staticmethod
+    def _described_columns(prepared: Prepared, result: HandlerResult) -> Sequence[ColumnSpec]:
+        """The columns the client was told of (it decodes by them), checked against the answer."""
+        described = prepared.described
+        if described is None:
+            return result.columns
+        if len(described) != len(result.columns):
+            raise _fail("0A000", "cached plan must not change result type")
+        return described
+
     def _send_result(self, result: HandlerResult, codes: Sequence[int], *, describe: bool,
-                     start: int = 0, stop: int | None = None) -> None:  # fmt: skip
+                     start: int = 0, stop: int | None = None,
+                     columns: Sequence[ColumnSpec] | None = None) -> None:  # fmt: skip
         s = self._s
-        columns = result.columns
+        columns = result.columns if columns is None else columns
         encoders = _encoders(columns, codes)
         if describe and columns:
             self._send_description(columns, codes)
@@ -416,12 +457,18 @@ class QueryFlow:
 
     def _describe_statement(self, prepared: Prepared) -> Flow:
         stmt = prepared.statement
-        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword != "show"):
+        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword not in _DESCRIBED_LOCAL):
             return None
-        if stmt.kind is Kind.HANDLER:
-            columns = yield from self._call(CallKind.DESCRIBE, stmt, None)
-            if columns is not None:
-                return tuple(columns)
+        if stmt.kind in (Kind.HANDLER, Kind.CATALOG):
+            kind = CallKind.DESCRIBE if stmt.kind is Kind.HANDLER else CallKind.CATALOG_DESCRIBE
+            found = yield from self._call(kind, stmt, None, prepared.param_oids)
+            if found is not None:
+                prepared.param_oids = tuple(
+                    given or inferred
+                    for given, inferred in zip(prepared.param_oids, found.param_oids, strict=True)
+                )
+                prepared.described = found.columns
+                return found.columns
             if stmt.param_count:
                 return None  # unknown until bound; the portal's Describe will tell
         result = yield from self._result(stmt, None)
@@ -429,8 +476,10 @@ class QueryFlow:
 
     def _describe_portal(self, portal: Portal) -> Flow:
         stmt = portal.prepared.statement
-        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword != "show"):
+        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword not in _DESCRIBED_LOCAL):
             return None
+        if portal.result is None and portal.prepared.described is not None:
+            return portal.prepared.described  # the statement's description holds; run on Execute
         if portal.result is None:  # run now, keep the result for Execute: one handler call
             portal.result = yield from self._result(stmt, portal.params)
             self._send_notices(portal.result)
@@ -469,7 +518,8 @@ class QueryFlow:
             total = len(result.rows)
             stop = total if msg.max_rows <= 0 else min(total, portal.offset + msg.max_rows)
             self._send_result(
-                result, portal.formats, describe=False, start=portal.offset, stop=stop
+                result, portal.formats, describe=False, start=portal.offset, stop=stop,
+                columns=self._described_columns(portal.prepared, result),
             )
             portal.offset = stop
             if stop < total:
