@@ -68,6 +68,15 @@ def _snapshot(handler: object, role: str, user: str) -> CatalogSnapshot:
     return CatalogSnapshot.build(user, dict(handler.visible_tables(role=role)))
 
 
+_SESSION_NAMES: dict[type[exp.Expr], str] = {
+    exp.CurrentVersion: "version", exp.CurrentUser: "current_user",
+    exp.SessionUser: "session_user", exp.CurrentSchema: "current_schema",
+    exp.CurrentDatabase: "current_database", exp.CurrentCatalog: "current_catalog",
+    exp.CurrentSchemas: "current_schemas",
+}  # fmt: skip
+"""PostgreSQL's column names for session functions (sqlglot names them differently)."""
+
+
 def _output_names(tree: exp.Query) -> list[str] | None:
     """PostgreSQL's names for the output columns; ``None`` when a ``*`` expands."""
     first = tree
@@ -78,7 +87,12 @@ def _output_names(tree: exp.Query) -> list[str] | None:
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for p in first.expressions):  # fmt: skip
         return None
-    return pg_output_names(unwrap_schema_calls(tree.copy()))
+    names = pg_output_names(unwrap_schema_calls(tree.copy()))
+    for i, projection in enumerate(first.expressions):
+        special = _SESSION_NAMES.get(type(projection))
+        if special is not None and i < len(names):
+            names[i] = special
+    return names
 
 
 def _run(

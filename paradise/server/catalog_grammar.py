@@ -27,7 +27,7 @@ Example:
     'SELECT relname FROM emu_pg_catalog.pg_class AS c'
     >>> translate(sqlglot.parse_one("SELECT * FROM duckdb_settings()"), ctx)
     Traceback (most recent call last):
-    paradise.errors.UnsupportedQueryError: unsupported query: table function DUCKDB_SETTINGS() is not allowed in a catalog query (rule catalog grammar allowlist (paradise/server/catalog_grammar.py)). Hint: catalog queries may read the pg_catalog and information_schema relations the proxy emulates.
+    paradise.errors.UnsupportedQueryError: unsupported query: the function duckdb_settings() is not allowed in a catalog query (rule catalog grammar allowlist (paradise/server/catalog_grammar.py)). Hint: the proxy emulates the catalog functions psql, pgJDBC and SQLAlchemy use.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ NODES: dict[type[exp.Expr], frozenset[str]] = {
     exp.Where: frozenset({"this"}),
     exp.Group: frozenset({"expressions"}),
     exp.Having: frozenset({"this"}),
-    exp.Order: frozenset({"expressions"}),
+    exp.Order: frozenset({"this", "expressions"}),  # "this": array_agg(x ORDER BY y)
     exp.Ordered: frozenset({"this", "desc", "nulls_first"}),
     exp.Limit: frozenset({"this", "expression"}),
     exp.Offset: frozenset({"this", "expression"}),
@@ -157,7 +157,7 @@ NAMED_FUNCTIONS: dict[str, str] = {
     pg_size_pretty quote_ident to_regtype to_regclass to_regnamespace to_regrole to_regproc
     array_upper array_lower cardinality pg_is_in_recovery pg_my_temp_schema
     pg_is_other_temp_schema pg_postmaster_start_time inet_server_addr inet_server_port
-    _pg_expandarray array_length pg_relation_is_publishable
+    _pg_expandarray array_length pg_relation_is_publishable generate_subscripts
     """.split()},
     "json_build_object": "json_object",
     "array_to_string": "array_to_string",
@@ -252,7 +252,9 @@ def translate(tree: exp.Expr, ctx: CatalogContext) -> exp.Query:
         if isinstance(ident.this, str) and ident.this.lower().startswith(_RESERVED):
             raise _refuse(f'the name "{ident.this[:40]}" (reserved for the sandbox)')
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    for node in list(_walk(tree)):
+    # children first: a node rebuilt around its children (a cast, an operator) copies
+    # them already translated
+    for node in reversed(list(_walk(tree))):
         if _attached(node, tree):  # not detached by an earlier replacement
             _translate_node(node, ctx, ctes)
     for node in _walk(tree):

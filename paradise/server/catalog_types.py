@@ -143,10 +143,10 @@ def type_name_rows() -> list[tuple[str, int]]:
     for t in TYPES.values():
         for name in (t.name, t.sql_name, f"pg_catalog.{t.name}"):
             names.setdefault(name.lower(), t.oid)
-    for name, oid in _ALIASES.items():
-        names.setdefault(name, oid)
+    for name, oid in _ALIASES.items():  # SQL's spellings win: char is character, not "char"
+        names[name] = oid
         if TYPES[oid].array:
-            names.setdefault(name + "[]", TYPES[oid].array)
+            names[name + "[]"] = TYPES[oid].array
     return sorted(names.items())
 
 

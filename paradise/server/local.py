@@ -327,6 +327,8 @@ def _local_value(node: exp.Expression, params: SessionParameters, pid: int) -> t
         return pid, "INTEGER"
     if name == "pg_is_in_recovery":
         return False, "BOOLEAN"
+    if name == "pg_advisory_unlock_all":  # no session holds advisory locks here
+        return None, "TEXT"
     if name in ("inet_server_addr", "inet_server_port"):
         return None, "TEXT"
     if name == "current_setting" and node.expressions and node.expressions[0].is_string:

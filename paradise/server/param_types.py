@@ -44,7 +44,7 @@ def placeholder_index(node: exp.Expr, ordinal: int) -> int:
 
 def sql_type_oid(data_type: exp.Expr) -> int:
     """The PostgreSQL oid of a cast's target type (``text`` if unknown)."""
-    name = data_type.sql("postgres").lower().replace("pg_catalog.", "").replace('"', "")
+    name = data_type.sql("postgres").lower().replace("pg_catalog.", "")
     found = lookup_type_name(name.split("(")[0].strip() + ("[]" if name.endswith("[]") else ""))
     if found is not None:
         return found

@@ -13,6 +13,7 @@ bookkeeping (ReadyForQuery status ``I``/``T``/``E``, portals closed at transacti
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import logging
@@ -24,7 +25,10 @@ from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryErr
 from paradise.server import messages as m
 from paradise.server.catalog import answer_catalog_query, describe_catalog_query
 from paradise.server.catalog_grammar import CatalogContext
+from paradise.server.codec import encode as codec_encode
 from paradise.server.codec import encode_data_row
+from paradise.server.copy_out import CopyOptions, encode_rows, parse_copy
+from paradise.server.cursors import move, parse_close, parse_declare, parse_fetch
 from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, StatementDescription
 from paradise.server.local import evaluate_local_select, run_reset, run_set, run_show
 from paradise.server.statements import Kind, Statement, refusal, split_statements
@@ -163,8 +167,10 @@ class Portal:
     params: tuple[object, ...]
     formats: tuple[int, ...]
     result: HandlerResult | None = None
-    offset: int = 0
+    offset: int = 0  # rows sent; for a cursor, PostgreSQL's position (0: before the first)
     done: bool = False
+    cursor: bool = False  # declared with DECLARE
+    hold: bool = False  # WITH HOLD: outlives its transaction
 
 
 def _formats(codes: Sequence[int], count: int) -> tuple[int, ...]:
@@ -199,6 +205,20 @@ def _encode_rows(rows: Sequence[Sequence[object]], encoders: list[Callable[[Any]
 
 
 _DESCRIBED_LOCAL = frozenset(("show",))
+
+
+@dataclass(frozen=True, slots=True)
+class CopyResult(HandlerResult):
+    """A verified answer to send as ``COPY ... TO STDOUT`` data."""
+
+    options: CopyOptions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CursorRows(HandlerResult):
+    """Rows a ``FETCH`` returns, in the cursor's declared format (``BINARY`` cursors)."""
+
+    formats: tuple[int, ...] = ()
 
 
 class QueryFlow:
@@ -264,6 +284,14 @@ class QueryFlow:
             raise refusal(stmt.keyword)
         if stmt.kind is Kind.LOCAL:
             return self._local(stmt)
+        if stmt.kind is Kind.CURSOR:
+            return (yield from self._cursor(stmt, params))
+        if stmt.kind is Kind.COPY:
+            options = parse_copy(stmt)
+            inner = self._inner(options.query, options.query_offset)
+            answer = yield from self._result(inner, params)
+            return CopyResult(answer.columns, answer.rows, answer.notices,
+                              f"COPY {len(answer.rows)}", options)  # fmt: skip
         if stmt.kind is Kind.LOCAL_SELECT:
             local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
             if local is not None:
@@ -278,6 +306,85 @@ class QueryFlow:
             raise _fail("54000", f"the result has more than {limit} rows",
                         "add a LIMIT or aggregate the data")  # fmt: skip
         return result
+
+    @staticmethod
+    def _inner(sql: str, offset: int) -> Statement:
+        """The query of a DECLARE or COPY, routed like a statement of its own."""
+        statements = split_statements(sql)
+        if len(statements) != 1 or statements[0].kind not in (
+            Kind.HANDLER, Kind.CATALOG, Kind.LOCAL_SELECT
+        ):
+            raise UnsupportedQueryError("a cursor or COPY reads one SELECT query",
+                                        hint="write DECLARE c CURSOR FOR SELECT ...")  # fmt: skip
+        return dataclasses.replace(statements[0], offset=statements[0].offset + offset)
+
+    def _cursor(self, stmt: Statement, params: tuple[object, ...] | None) -> Flow:
+        """DECLARE (run the query, keep its answer), FETCH / MOVE (walk it), CLOSE."""
+        keyword = stmt.keyword
+        if keyword == "declare":
+            declare = parse_declare(stmt)
+            if not declare.hold and self.tx == "I":
+                raise _fail("25P01", "DECLARE CURSOR can only be used in transaction blocks")
+            if declare.name in self.portals:
+                raise _fail("42P03", f'cursor "{declare.name}" already exists')
+            inner = self._inner(declare.query, declare.query_offset)
+            answer = yield from self._result(inner, params)
+            self._send_notices(answer)
+            self.portals[declare.name] = Portal(
+                declare.name, Prepared(declare.name, inner, ()), (),
+                (1,) if declare.binary else (), result=answer, cursor=True, hold=declare.hold,
+            )  # fmt: skip
+            return HandlerResult((), [], (), "DECLARE CURSOR")
+        if keyword == "close":
+            name = parse_close(stmt)
+            if name is None:
+                self.portals = {k: p for k, p in self.portals.items() if not p.cursor}
+                return HandlerResult((), [], (), "CLOSE CURSOR ALL")
+            if not self._cursor_portal(name):
+                raise _fail("34000", f'cursor "{name}" does not exist')
+            del self.portals[name]
+            return HandlerResult((), [], (), "CLOSE CURSOR")
+        fetch = parse_fetch(stmt)
+        portal = self._cursor_portal(fetch.name)
+        if portal is None or portal.result is None:
+            raise _fail("34000", f'cursor "{fetch.name}" does not exist')
+        rows = portal.result.rows
+        indexes, portal.offset = move(portal.offset, len(rows), fetch)
+        tag = f"{keyword.upper()} {len(indexes)}"
+        if keyword == "move":
+            return HandlerResult((), [], (), tag)
+        return CursorRows(portal.result.columns, [rows[i] for i in indexes], (), tag,
+                          portal.formats)  # fmt: skip
+
+    def _cursor_portal(self, name: str) -> Portal | None:
+        portal = self.portals.get(name)
+        return portal if portal is not None and portal.cursor else None
+
+    def _end_transaction(self, *, keep_held: bool) -> None:
+        """Portals die with their transaction; cursors WITH HOLD survive a commit."""
+        self.portals = {k: p for k, p in self.portals.items() if keep_held and p.hold}
+
+    def _send_copy(self, result: CopyResult) -> None:
+        options = result.options
+        assert options is not None
+        binary = options.format == "binary"
+        self._s.send(m.CopyOutResponse(int(binary), (int(binary),) * len(result.columns)))
+        try:
+            payloads = encode_rows(result.columns, result.rows, options)
+        except Exception as exc:
+            logger.error("cannot encode a COPY value: %s", type(exc).__name__, exc_info=exc)
+            raise _fail("22P03", "a result value does not fit its column type") from exc
+        self._s.send_raw(b"".join(codec_encode(m.CopyData(p)) for p in payloads))
+        self._s.send(m.CopyDone())
+
+    def _send_answer(self, result: HandlerResult) -> None:
+        """Rows (or COPY data) and the CommandComplete of a simple-protocol statement."""
+        if isinstance(result, CopyResult):
+            self._send_copy(result)
+        else:
+            codes = result.formats if isinstance(result, CursorRows) else ()
+            self._send_result(result, codes, describe=True)
+        self._s.send(m.CommandComplete(result.command_tag))
 
     @staticmethod
     def _described_columns(prepared: Prepared, result: HandlerResult) -> Sequence[ColumnSpec]:
@@ -354,7 +461,7 @@ class QueryFlow:
                 self._warn("25P01", "there is no transaction in progress")
             tag = "ROLLBACK" if kw in ("rollback", "abort") or self.tx == "E" else "COMMIT"
             self.tx = "I"
-            self.portals.clear()
+            self._end_transaction(keep_held=tag == "COMMIT")
         elif kw in ("savepoint", "release"):
             if self.tx == "I":
                 raise _fail("25P01", f"{tag} can only be used in transaction blocks")
@@ -397,8 +504,7 @@ class QueryFlow:
             try:
                 result = yield from self._result(stmt, None)
                 self._send_notices(result)
-                self._send_result(result, (), describe=True)
-                s.send(m.CommandComplete(result.command_tag))
+                self._send_answer(result)
             except (ParadiseError, _Failure) as exc:
                 self.fail(self._as_error(exc, stmt.offset), extended=False)
                 break
@@ -459,6 +565,11 @@ class QueryFlow:
         stmt = prepared.statement
         if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword not in _DESCRIBED_LOCAL):
             return None
+        if stmt.kind is Kind.CURSOR or stmt.kind is Kind.COPY:
+            if stmt.keyword != "fetch":
+                return None
+            portal = self._cursor_portal(parse_fetch(stmt).name)
+            return portal.result.columns if portal is not None and portal.result else None
         if stmt.kind in (Kind.HANDLER, Kind.CATALOG):
             kind = CallKind.DESCRIBE if stmt.kind is Kind.HANDLER else CallKind.CATALOG_DESCRIBE
             found = yield from self._call(kind, stmt, None, prepared.param_oids)
@@ -483,7 +594,7 @@ class QueryFlow:
         if portal.result is None:  # run now, keep the result for Execute: one handler call
             portal.result = yield from self._result(stmt, portal.params)
             self._send_notices(portal.result)
-        return portal.result.columns
+        return None if isinstance(portal.result, CopyResult) else portal.result.columns
 
     def on_describe(self, msg: m.Describe) -> Flow:
         try:
@@ -515,6 +626,11 @@ class QueryFlow:
                 portal.result = yield from self._result(stmt, portal.params)
                 self._send_notices(portal.result)
             result = portal.result
+            if isinstance(result, CopyResult):
+                self._send_copy(result)
+                portal.done = True
+                s.send(m.CommandComplete(result.command_tag))
+                return
             total = len(result.rows)
             stop = total if msg.max_rows <= 0 else min(total, portal.offset + msg.max_rows)
             self._send_result(
@@ -543,5 +659,5 @@ class QueryFlow:
     def on_sync(self, msg: m.Sync) -> None:
         self.skipping = False
         if self.tx == "I":
-            self.portals.clear()
+            self._end_transaction(keep_held=True)
         self._s.send(m.ReadyForQuery(self.tx))

@@ -153,7 +153,6 @@ REFUSED = {
         "not a catalog relation",
     "SELECT relname::json FROM pg_catalog.pg_class": "cast to json",
     "SELECT CAST(oid AS BLOB) FROM pg_catalog.pg_class": "cast to bytea",
-    "SELECT 'patients'::regclass::oid::pg_catalog.regrole::text, version()": None,
     "SELECT list_transform([1], lambda x: x) FROM pg_catalog.pg_class": None,
     "SELECT list_transform(ARRAY[1], x -> x) FROM pg_catalog.pg_class": None,
     "SELECT query_table('vault_canary_tbl') FROM pg_catalog.pg_class": "query_table",
@@ -207,7 +206,8 @@ ANSWERED = [
     f"SELECT attname FROM pg_catalog.pg_attribute WHERE attname = '{HIDDEN_COLUMN}'",
     "SELECT pg_catalog.version(), pg_catalog.current_database(), current_user",
     "SELECT * FROM pg_catalog.pg_class WHERE relname = (SELECT current_database())",
-    "FROM pg_catalog.pg_class SELECT relname",  # DuckDB's FROM-first form: the same relation
+    "FROM pg_catalog.pg_class SELECT relname",
+    "SELECT 'patients'::regclass::oid::pg_catalog.regrole::text, version()",  # DuckDB's FROM-first form: the same relation
     "SELECT relname FROM pg_catalog.pg_class WHERE relname ~ 'vault|canary'",
 ]
 

@@ -144,7 +144,7 @@ def test_session_statements_and_catalog(srv: RunningServer) -> None:
             "160004",
         )
         with pytest.raises(errors.FeatureNotSupported):
-            conn.execute("copy people to stdout")
+            conn.execute("copy people from stdin")
         tables = conn.execute("select table_name from information_schema.tables").fetchall()
         assert tables == [("people",)]
 

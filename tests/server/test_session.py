@@ -314,7 +314,7 @@ def test_error_stops_the_rest_of_a_multi_statement_query(ready: Driver, handler:
 
 @pytest.mark.parametrize(
     "sql",
-    ["COPY people TO STDOUT", "declare c cursor for select * from people", "fetch 10 c",
+    ["COPY people FROM STDIN", "COPY people TO '/tmp/paradise_x'", "COPY (select 1) TO PROGRAM 'id'",
      "PREPARE p AS SELECT secret FROM people", "execute p", "listen x", "do $$ begin end $$"],
 )  # fmt: skip
 def test_routes_around_the_policy_are_refused_never_forwarded(
