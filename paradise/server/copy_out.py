@@ -244,7 +244,7 @@ def encode_rows(
     if options.format == "binary":
         encoders: list[Callable[[Any], bytes]] = [pg_type(c.type_name).binary for c in columns]
         width = struct.pack("!h", len(columns))
-        out = [BINARY_HEADER]
+        out: list[bytes] = []
         for row in rows:
             parts = [width]
             for value, enc in zip(row, encoders, strict=True):
@@ -255,8 +255,9 @@ def encode_rows(
                     parts.append(struct.pack("!i", len(data)) + data)
             out.append(b"".join(parts))
         out.append(BINARY_TRAILER)
+        out[0] = BINARY_HEADER + out[0]  # as PostgreSQL sends it: header and first row together
         return out
     encode = encode_csv_row if options.format == "csv" else encode_text_row
-    out = [encode([c.name for c in columns], options)] if options.header else []
-    out.extend(encode(row, options) for row in rows)
-    return out
+    text = [encode([c.name for c in columns], options)] if options.header else []
+    text.extend(encode(row, options) for row in rows)
+    return text

@@ -14,12 +14,15 @@ Example:
 from __future__ import annotations
 
 import inspect
+from datetime import date, datetime
+from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
 
 from sqlglot import exp
 
 from paradise.backends.cancel import query_token
 from paradise.parse import parse_query
+from paradise.rewrite.wrap_answer import pg_output_names
 from paradise.processor import Processor
 from paradise.server.handler import ColumnSpec, HandlerResult, StatementDescription
 from paradise.server.param_types import infer_param_types
@@ -62,9 +65,10 @@ class PipelineHandler:
                 params=list(params) if params else None,
                 read_dialect=self.read_dialect,
             )
+        names = _unbound_names(sql, self.read_dialect, len(result.columns)) if params else None
         columns = tuple(
             ColumnSpec(name, type_name)
-            for name, type_name in zip(result.columns, result.types, strict=True)
+            for name, type_name in zip(names or result.columns, result.types, strict=True)
         )
         return HandlerResult(
             columns=columns,
@@ -87,12 +91,14 @@ class PipelineHandler:
         inferred = infer_param_types(tree, _schema_column_type(tree, schema), len(param_oids))
         oids = tuple(given or found for given, found in zip(param_oids, inferred, strict=True))
         described = self.processor.describe(
-            sql, role=role, params=[None] * len(oids) if oids else None,
+            sql, role=role, params=[_sample(oid) for oid in oids] if oids else None,
             read_dialect=self.read_dialect,
         )  # fmt: skip
         if described is None:
             return None
         names, types = described
+        if oids:
+            names = _unbound_names(sql, self.read_dialect, len(names)) or names
         columns = tuple(ColumnSpec(n, t) for n, t in zip(names, types, strict=True))
         return StatementDescription(oids, columns)
 
@@ -112,6 +118,34 @@ class PipelineHandler:
                 continue
             tables[name] = tuple(ColumnSpec(c, t) for c, t in ctx.visible_schema(name).items())
         return tables
+
+
+def _unbound_names(sql: str, dialect: str | None, width: int) -> tuple[str, ...] | None:
+    """PostgreSQL's output names read before parameters are bound (``$1::date`` is
+    ``date``, never the value); ``None`` where a ``*`` expands or the count differs."""
+    tree = parse_query(sql, dialect or "postgres")
+    first = tree
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    if not isinstance(first, exp.Select) or any(
+        isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+        for p in first.expressions
+    ):
+        return None
+    names = tuple(pg_output_names(tree))
+    return names if len(names) == width else None
+
+
+_SAMPLES: dict[int, object] = {
+    16: False, 20: 0, 21: 0, 23: 0, 26: 0, 700: 0.0, 701: 0.0, 1700: Decimal(0),
+    1082: date(2000, 1, 1), 1114: datetime(2000, 1, 1), 1184: datetime(2000, 1, 1),
+}  # fmt: skip
+
+
+def _sample(oid: int) -> object:
+    """A value of type ``oid`` to bind while describing: the answer's names and types are
+    those of the real run (where a NULL would name a column ``null``)."""
+    return _SAMPLES.get(oid, "")
 
 
 def _schema_column_type(
