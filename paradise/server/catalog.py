@@ -23,14 +23,16 @@ Example:
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
-from sqlglot import exp
+from sqlglot import TokenType, exp
 
 from paradise.errors import ParadiseError, UnsupportedQueryError
 from paradise.params import bind_params
+from paradise.params import literal as literal_value
 from paradise.parse import parse_query
 from paradise.rewrite.wrap_answer import pg_output_names
 from paradise.server.catalog_grammar import (
@@ -49,6 +51,7 @@ from paradise.server.handler import (
     StatementDescription,
 )
 from paradise.server.param_types import infer_param_types
+from paradise.server.statements import tokenize
 
 __all__ = [
     "CatalogContext",
@@ -58,6 +61,46 @@ __all__ = [
 ]
 
 _HINT = "the proxy lists only the tables and columns your role may query"
+
+
+_OID_ARRAY_TYPES = frozenset(("oid", "regclass", "regtype", "regproc", "regprocedure",
+                              "regnamespace", "regrole", "xid", "cid"))  # fmt: skip
+
+
+def _spell_array_casts(sql: str) -> str:
+    """``x::oid[]`` -> ``x::int8[]`` (sqlglot reads ``oid[]`` as a subscript), found by tokens."""
+    tokens = tokenize(sql)
+    edits: list[tuple[int, int, str]] = []
+    for i in range(len(tokens) - 3):
+        cast, name, left, right = tokens[i : i + 4]
+        if (cast.token_type == TokenType.DCOLON and name.text.lower() in _OID_ARRAY_TYPES
+                and left.token_type == TokenType.L_BRACKET
+                and right.token_type == TokenType.R_BRACKET):  # fmt: skip
+            edits.append((name.start, name.end + 1, "int8"))
+    for start, end, text in reversed(edits):
+        sql = sql[:start] + text + sql[end:]
+    return sql
+
+
+def _bind(tree: exp.Query, params: list[object | None]) -> exp.Query:
+    """Bind ``$n`` as literals; array parameters (``= any($1::oid[])``) as ARRAY[...]."""
+    arrays = {i: v for i, v in enumerate(params) if isinstance(v, list)}
+    if not arrays:
+        return bind_params(tree, params)
+    token = secrets.token_hex(8)
+    marker = [f"paradise_array_{token}_{i}" if i in arrays else v for i, v in enumerate(params)]
+    bound = bind_params(tree, marker)
+    for literal in list(bound.find_all(exp.Literal)):
+        if literal.is_string and literal.this.startswith(f"paradise_array_{token}_"):
+            index = int(literal.this.rpartition("_")[2])
+            if marker[index] == literal.this:
+                items = [literal_value(v) for v in arrays[index]]
+                literal.replace(exp.Array(expressions=items))
+    return bound
+
+
+def _parse(sql: str) -> exp.Query:
+    return parse_query(_spell_array_casts(sql), "postgres")
 
 
 def _snapshot(handler: object, role: str, user: str) -> CatalogSnapshot:
@@ -75,6 +118,11 @@ _SESSION_NAMES: dict[type[exp.Expr], str] = {
     exp.CurrentSchemas: "current_schemas",
 }  # fmt: skip
 """PostgreSQL's column names for session functions (sqlglot names them differently)."""
+
+
+_CATALOG_TYPES = {"BIGINT[]": "OID[]", "VARCHAR[]": "TEXT[]"}
+"""Catalog arrays as PostgreSQL's catalogs type them (asyncpg decodes oid[] and text[] itself)."""
+_CATALOG_PARAM_TYPES = {1016: 1028}  # int8[] (how oid[] is spelled for sqlglot) -> oid[]
 
 
 def _output_names(tree: exp.Query) -> list[str] | None:
@@ -124,7 +172,10 @@ def _run(
         cursor.close()
     if names is None or len(names) != len(description):
         names = [d[0] for d in description]
-    columns = tuple(ColumnSpec(n, str(d[1])) for n, d in zip(names, description, strict=True))
+    columns = tuple(
+        ColumnSpec(n, _CATALOG_TYPES.get(str(d[1]), str(d[1])))
+        for n, d in zip(names, description, strict=True)
+    )
     return HandlerResult(columns, rows, (), f"SELECT {len(rows)}")
 
 
@@ -154,9 +205,9 @@ def answer_catalog_query(
     """
     context = context or CatalogContext(user="paradise")
     snapshot = _snapshot(handler, role, context.user)
-    tree = parse_query(sql, "postgres")
+    tree = _parse(sql)
     if params:
-        tree = bind_params(tree, list(params))
+        tree = _bind(tree, list(params))
     return _run(tree, snapshot, context, on_connection)
 
 
@@ -172,8 +223,11 @@ def describe_catalog_query(
     """Parameter types and result columns of a catalog query, without its rows."""
     context = context or CatalogContext(user="paradise")
     snapshot = _snapshot(handler, role, context.user)
-    tree = parse_query(sql, "postgres")
-    inferred = infer_param_types(tree, _catalog_column_type(tree), len(param_oids))
+    tree = _parse(sql)
+    inferred = tuple(
+        _CATALOG_PARAM_TYPES.get(oid, oid)
+        for oid in infer_param_types(tree, _catalog_column_type(tree), len(param_oids))
+    )
     oids = tuple(given or found for given, found in zip(param_oids, inferred, strict=True))
     try:
         result = _run(tree, snapshot, context, on_connection, describe_only=True)

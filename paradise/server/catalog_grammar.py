@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from paradise.errors import UnsupportedQueryError
-from paradise.server.catalog_relations import RELATIONS
+from paradise.server.catalog_relations import FUNCTION_RELATIONS, RELATIONS
 from paradise.server.local import VERSION_STRING
 
 __all__ = [
@@ -107,10 +107,11 @@ NODES: dict[type[exp.Expr], frozenset[str]] = {
     **{cls: _BINARY for cls in (
         exp.Add, exp.Sub, exp.Mul, exp.Mod, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
         exp.NullSafeEQ, exp.NullSafeNEQ, exp.And, exp.Or, exp.BitwiseAnd, exp.BitwiseOr,
-        exp.BitwiseRightShift, exp.BitwiseLeftShift, exp.Like, exp.ILike,
-        exp.ArrayContainsAll,
+        exp.BitwiseRightShift, exp.BitwiseLeftShift, exp.ArrayContainsAll, exp.Escape,
     )},  # fmt: skip
     exp.Is: frozenset({"this", "expression", "negate"}),
+    exp.Like: frozenset({"this", "expression", "negate"}),
+    exp.ILike: frozenset({"this", "expression", "negate"}),
     exp.Div: frozenset({"this", "expression", "typed", "safe"}),
     exp.DPipe: frozenset({"this", "expression", "safe"}),
     exp.Between: frozenset({"this", "low", "high"}),
@@ -133,7 +134,7 @@ FUNCTIONS: frozenset[type[exp.Func]] = frozenset(
     Replace StrPosition Left Right SplitPart RegexpReplace RegexpLike RegexpILike
     ArrayToString ArraySize ArrayPosition RowNumber Rank DenseRank CurrentTimestamp
     CurrentDate Explode Unnest GenerateSeries ExplodingGenerateSeries Translate StartsWith Lpad
-    Rpad Initcap
+    Rpad Initcap StringToArray
     """.split()
     if isinstance(cls := getattr(exp, name, None), type)
 )
@@ -157,7 +158,7 @@ NAMED_FUNCTIONS: dict[str, str] = {
     pg_size_pretty quote_ident to_regtype to_regclass to_regnamespace to_regrole to_regproc
     array_upper array_lower cardinality pg_is_in_recovery pg_my_temp_schema
     pg_is_other_temp_schema pg_postmaster_start_time inet_server_addr inet_server_port
-    _pg_expandarray array_length pg_relation_is_publishable generate_subscripts
+    _pg_expandarray array_length pg_relation_is_publishable generate_subscripts quote_literal
     """.split()},
     "json_build_object": "json_object",
     "array_to_string": "array_to_string",
@@ -202,6 +203,7 @@ class CatalogContext:
     user: str
     setting: Callable[[str], str | None] = field(default=lambda name: None)
     pid: int = 0
+    cursors: tuple[tuple[str, bool, bool], ...] = ()  # the session's (name, holdable, binary)
 
 
 def _refuse(what: str, hint: str = _HINT) -> UnsupportedQueryError:
@@ -272,6 +274,8 @@ def _attached(node: exp.Expr, root: exp.Expr) -> bool:
 def _translate_node(node: exp.Expr, ctx: CatalogContext, ctes: set[str]) -> None:
     if isinstance(node, exp.Table):
         _table(node, ctes)
+        if node.name == "pg_cursors" and node.db == SANDBOX_SCHEMAS["pg_catalog"] and ctx.cursors:
+            _session_cursors(node, ctx)
     elif isinstance(node, exp.Column):
         _column(node, ctx)
     elif isinstance(node, exp.Cast):
@@ -294,15 +298,32 @@ def _translate_node(node: exp.Expr, ctx: CatalogContext, ctes: set[str]) -> None
         implicit = node.this is not None and node.this.sql().lower() in ("true", "'t'", "'true'")
         names = ["pg_catalog", "public"] if implicit else ["public"]
         node.replace(exp.Array(expressions=[exp.Literal.string(n) for n in names]))
+    elif isinstance(node, exp.Format):
+        node.replace(_format(node))
     elif isinstance(node, exp.Placeholder | exp.Parameter):
         node.replace(exp.null())  # describing an unbound statement: any type
 
 
 def _table(node: exp.Table, ctes: set[str]) -> None:
     source = node.this
-    if isinstance(source, exp.Func):
-        if not isinstance(source, _TABLE_FUNCTIONS):
+    if isinstance(source, exp.Anonymous) and str(source.this).lower() in FUNCTION_RELATIONS:
+        if source.expressions or (node.db and node.db.lower() != "pg_catalog"):
             raise _refuse(f"table function {source.sql('postgres')[:60]}")
+        name = str(source.this).lower()
+        node.set("this", exp.to_identifier(name))
+        node.set("db", exp.to_identifier(SANDBOX_SCHEMAS["pg_catalog"]))
+        if node.args.get("alias") is None:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+        return
+    if isinstance(source, exp.Func) and not isinstance(source, _TABLE_FUNCTIONS):
+        if not _scalar_allowed(source) or (node.db and node.db.lower() != "pg_catalog"):
+            raise _refuse(f"table function {source.sql('postgres')[:60]}")
+        # a scalar function in FROM is one row with one column named after its alias
+        alias = node.alias or "f"
+        row = exp.select(exp.alias_(source.copy(), alias, quoted=True))
+        node.replace(exp.Subquery(this=row, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+        return
+    if isinstance(source, exp.Func):
         if node.args.get("db") and node.db.lower() != "pg_catalog":
             raise _refuse(f"table function {node.db}.{source.sql('postgres')[:60]}")
         node.set("db", None)
@@ -333,6 +354,66 @@ def _table(node: exp.Table, ctes: set[str]) -> None:
     node.set("this", exp.to_identifier(name))
     node.set("db", exp.to_identifier(SANDBOX_SCHEMAS[schema]))
     node.set("catalog", None)
+
+
+def _session_cursors(node: exp.Table, ctx: CatalogContext) -> None:
+    """``pg_cursors`` lists this session's cursors (built from their names, no query text)."""
+    rows = [
+        exp.select(exp.Literal.string(name), exp.null(), exp.Boolean(this=hold),
+                   exp.Boolean(this=binary), exp.false(), exp.null())
+        for name, hold, binary in ctx.cursors
+    ]  # fmt: skip
+    union: exp.Query = exp.select(exp.Star()).from_(node.copy())
+    for row in rows:
+        union = exp.union(union, row, distinct=False)
+    node.replace(exp.Subquery(this=union, alias=exp.TableAlias(this=exp.to_identifier(node.alias))))
+
+
+def _scalar_allowed(node: exp.Func) -> bool:
+    if isinstance(node, exp.Anonymous):
+        return node.this in _ALLOWED_ANONYMOUS
+    return type(node) in FUNCTIONS
+
+
+def _format(node: exp.Format) -> exp.Expr:
+    """``format('%I.%I', a, b)`` -> ``quote_ident(a) || '.' || quote_ident(b)`` (literal format)."""
+    template = node.this
+    args = list(node.expressions)
+    if not (isinstance(template, exp.Literal) and template.is_string):
+        raise _refuse("format() with a computed format string")
+    parts: list[exp.Expr] = []
+    text, i, used = template.this, 0, 0
+    literal = ""
+    while i < len(text):
+        ch = text[i]
+        if ch != "%":
+            literal += ch
+            i += 1
+            continue
+        spec = text[i + 1 : i + 2]
+        i += 2
+        if spec == "%":
+            literal += "%"
+            continue
+        if spec not in ("s", "I", "L") or used >= len(args):
+            raise _refuse(f"the format specifier %{spec}")
+        if literal:
+            parts.append(exp.Literal.string(literal))
+            literal = ""
+        arg = args[used]
+        used += 1
+        as_text = exp.cast(arg, exp.DataType.build("VARCHAR"), copy=False)
+        if spec == "s":
+            parts.append(exp.Coalesce(this=as_text, expressions=[exp.Literal.string("")]))
+        else:
+            name = "quote_ident" if spec == "I" else "quote_literal"
+            parts.append(exp.Anonymous(this=NAMED_FUNCTIONS[name], expressions=[as_text]))
+    if literal or not parts:
+        parts.append(exp.Literal.string(literal))
+    result = parts[0]
+    for part in parts[1:]:
+        result = exp.DPipe(this=result, expression=part)
+    return exp.Paren(this=result)
 
 
 def _column(node: exp.Column, ctx: CatalogContext) -> None:
@@ -426,6 +507,8 @@ def _object_id(node: exp.Cast, kind: str) -> exp.Expr:
         return exp.Subquery(this=query)
     if isinstance(value, exp.Literal):
         value = exp.cast(value, exp.DataType.build("BIGINT"))
+    if _textual(value) and kind in _TO_REG:  # a name computed in the query: look it up
+        return _call(_TO_REG[kind], value)
     parent = node.parent
     as_text = isinstance(parent, exp.Cast) and _type_name(parent.to).split("(")[0] in (
         "text", "varchar", "character varying", "name"
@@ -433,6 +516,25 @@ def _object_id(node: exp.Cast, kind: str) -> exp.Expr:
     if not as_text and not (isinstance(parent, exp.Alias | exp.Select)):
         return value  # compared or joined: PostgreSQL compares the oid
     return _name_of(value, kind)
+
+
+_TO_REG = {"regclass": "to_regclass", "regtype": "to_regtype", "regnamespace": "to_regnamespace",
+           "regrole": "to_regrole", "regproc": "to_regproc"}  # fmt: skip
+_TEXT_NODES = (exp.DPipe, exp.Concat, exp.ConcatWs, exp.Lower, exp.Upper, exp.Trim,
+               exp.Substring, exp.ByteString)  # fmt: skip
+
+
+def _textual(value: exp.Expr) -> bool:
+    """Whether an expression is a name (text) rather than an oid."""
+    while isinstance(value, exp.Paren):
+        value = value.this
+    if isinstance(value, _TEXT_NODES):
+        return True
+    if isinstance(value, exp.Cast):
+        return value.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)
+    if isinstance(value, exp.Anonymous):
+        return value.this in (NAMED_FUNCTIONS["quote_ident"], NAMED_FUNCTIONS["quote_literal"])
+    return False
 
 
 def _name_of(oid: exp.Expr, kind: str) -> exp.Expr:
@@ -483,6 +585,8 @@ def _operator(node: exp.Operator) -> exp.Expr:
 def _named_function(node: exp.Anonymous, ctx: CatalogContext) -> None:
     name = str(node.name).lower()
     args = node.expressions
+    if name in FUNCTION_RELATIONS and isinstance(node.parent, exp.Table):
+        return  # FROM pg_get_keywords(): the table reference becomes the emulated relation
     if name == "current_setting" and args and isinstance(args[0], exp.Literal):
         value = ctx.setting(args[0].name)
         node.replace(exp.Literal.string(value) if value is not None else exp.null())
@@ -498,6 +602,11 @@ def _named_function(node: exp.Anonymous, ctx: CatalogContext) -> None:
                  "current_user": ctx.user, "session_user": ctx.user}  # fmt: skip
     if name in constants and not args:
         node.replace(exp.Literal.string(constants[name]))
+        return
+    if name == "current_schemas" and len(args) == 1:
+        implicit = args[0].sql().lower() in ("true", "'t'", "'true'")
+        names = ["pg_catalog", "public"] if implicit else ["public"]
+        node.replace(exp.Array(expressions=[exp.Literal.string(n) for n in names]))
         return
     if name == "all" and len(args) == 1 and isinstance(node.parent, exp.NEQ):
         comparison = node.parent  # x <> ALL(array) -> NOT list_contains(array, x)

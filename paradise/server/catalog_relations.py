@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from paradise.server.catalog_types import TYPES
 
-__all__ = ["RELATIONS", "RELATION_OIDS", "VIEWS", "duckdb_type", "pg_type_oid"]
+__all__ = ["FUNCTION_RELATIONS", "RELATIONS", "RELATION_OIDS", "VIEWS", "duckdb_type",
+           "pg_type_oid"]  # fmt: skip
 
 _PG = {
     "pg_namespace": "oid oid, nspname name, nspowner oid, nspacl aclitem[]",
@@ -157,17 +158,28 @@ _PG = {
         query_start timestamptz, state_change timestamptz, wait_event_type text,
         wait_event text, state text, backend_xid xid, backend_xmin xid, query_id int8,
         query text, backend_type text""",
+    "pg_cursors": """name text, statement text, is_holdable bool, is_binary bool,
+        is_scrollable bool, creation_time timestamptz""",
     "pg_timezone_names": "name text, abbrev text, utc_offset interval, is_dst bool",
     "pg_available_extensions": """name name, default_version text, installed_version text,
         comment text""",
     "pg_locks": """locktype text, database oid, relation oid, pid int4, mode text,
         granted bool""",
+    "pg_stat_user_tables": """relid oid, schemaname name, relname name, seq_scan int8,
+        seq_tup_read int8, idx_scan int8, idx_tup_fetch int8, n_tup_ins int8, n_tup_upd int8,
+        n_tup_del int8, n_live_tup int8, n_dead_tup int8, last_vacuum timestamptz,
+        last_autovacuum timestamptz, last_analyze timestamptz, last_autoanalyze timestamptz""",
+    "pg_get_keywords": "word text, catcode char, barelabel bool, catdesc text, baredesc text",
     "pg_prepared_xacts": """transaction xid, gid text, prepared timestamptz, owner name,
         database name""",
 }
 
+FUNCTION_RELATIONS = frozenset(("pg_get_keywords",))
+"""Set-returning functions emulated as relations (``FROM pg_get_keywords()``), not in pg_class."""
+
 VIEWS = frozenset(
     ("pg_roles pg_user pg_tables pg_settings pg_sequences pg_views pg_matviews pg_indexes "
+     "pg_stat_user_tables pg_cursors "
      "pg_stat_activity pg_timezone_names pg_available_extensions pg_locks "
      "pg_prepared_xacts").split()
 )  # fmt: skip

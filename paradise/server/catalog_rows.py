@@ -21,7 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from paradise.server.catalog_relations import RELATION_OIDS, RELATIONS, VIEWS, pg_type_oid
+from paradise.server.catalog_relations import (
+    FUNCTION_RELATIONS,
+    RELATION_OIDS,
+    RELATIONS,
+    VIEWS,
+    pg_type_oid,
+)
 from paradise.server.catalog_types import TYPES, PgTypeRow, format_type
 from paradise.server.handler import ColumnSpec
 from paradise.server.local import default_settings
@@ -109,6 +115,8 @@ def _relations(snapshot: CatalogSnapshot) -> Iterator[tuple[int, str, int, str, 
     for index, (name, specs) in enumerate(snapshot.tables):
         yield table_oid(snapshot, index), name, PUBLIC_OID, "r", [_column(c) for c in specs]
     for (schema, name), columns in RELATIONS.items():
+        if name in FUNCTION_RELATIONS:
+            continue
         kind = "v" if schema == "information_schema" or name in VIEWS else "r"
         cols = [_Column(c, TYPES[pg_type_oid(t)], -1) for c, t in columns]
         yield RELATION_OIDS[schema, name], name, _SCHEMAS[schema], kind, cols
@@ -129,6 +137,9 @@ def catalog_rows(snapshot: CatalogSnapshot) -> dict[tuple[str, str], list[Row]]:
               vartype="string", source="default", boot_val=value, reset_val=value,
               pending_restart=False)  # fmt: skip
     b.add("pg_catalog", "pg_timezone_names", name="UTC", abbrev="UTC", is_dst=False)
+    for word in _KEYWORDS.split():
+        b.add("pg_catalog", "pg_get_keywords", word=word, catcode="R", barelabel=True,
+              catdesc="reserved", baredesc="can be bare label")  # fmt: skip
     return b.rows
 
 
@@ -194,9 +205,19 @@ def _relation(
         )  # fmt: skip
     if namespace == PUBLIC_OID:
         b.add("pg_catalog", "pg_tables", schemaname="public", tablename=name, tableowner=OWNER)
+        # statistics would tell table sizes: the proxy does not know them
+        b.add("pg_catalog", "pg_stat_user_tables", relid=oid, schemaname="public", relname=name,
+              **dict.fromkeys(("seq_scan", "n_live_tup", "n_dead_tup"), None))  # fmt: skip
 
 
 _PRECISION = {21: 16, 23: 32, 20: 64, 700: 24, 701: 53}
+_KEYWORDS = """all analyse analyze and any array as asc asymmetric both case cast check collate
+column constraint create current_catalog current_date current_role current_time
+current_timestamp current_user default deferrable desc distinct do else end except false
+fetch for foreign from grant group having in initially intersect into lateral leading limit
+localtime localtimestamp not null offset on only or order placing primary references
+returning select session_user some symmetric system_user table then to trailing true union
+unique user using variadic when where window with"""
 
 
 def _information_schema(b: _Builder, table: str, columns: list[_Column], user: str) -> None:

@@ -127,6 +127,8 @@ def _macros() -> list[str]:
         f"CREATE MACRO {p}array_upper(a, d) AS CASE WHEN d = 1 AND len(a) > 0 THEN len(a) END",
         f"CREATE MACRO {p}array_lower(a, d) AS CASE WHEN d = 1 AND len(a) > 0 THEN 1 END",
         f"CREATE MACRO {p}cardinality(a) AS len(a)",
+        f"CREATE MACRO {p}quote_literal(x) AS CASE WHEN x IS NULL THEN NULL "
+        "ELSE chr(39) || replace(CAST(x AS VARCHAR), chr(39), chr(39) || chr(39)) || chr(39) END",
         f"CREATE MACRO {p}generate_subscripts(a, d) AS unnest(range(1, len(a) + 1))",
         f"CREATE MACRO {p}pg_is_in_recovery() AS false",
         f"CREATE MACRO {p}pg_relation_is_publishable(a) AS false",

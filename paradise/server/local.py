@@ -329,6 +329,12 @@ def _local_value(node: exp.Expression, params: SessionParameters, pid: int) -> t
         return False, "BOOLEAN"
     if name == "pg_advisory_unlock_all":  # no session holds advisory locks here
         return None, "TEXT"
+    if name == "set_config" and len(node.expressions) == 3:  # asyncpg: set_config('jit', ...)
+        setting, value, _is_local = node.expressions
+        if not (setting.is_string and value.is_string):
+            raise LookupError(node.sql())
+        params.set(setting.name, value.name)
+        return params.show(setting.name), "TEXT"
     if name in ("inet_server_addr", "inet_server_port"):
         return None, "TEXT"
     if name == "current_setting" and node.expressions and node.expressions[0].is_string:

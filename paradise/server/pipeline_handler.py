@@ -14,16 +14,16 @@ Example:
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from collections.abc import Callable, Mapping, Sequence
 
 from sqlglot import exp
 
 from paradise.backends.cancel import query_token
 from paradise.parse import parse_query
-from paradise.rewrite.wrap_answer import pg_output_names
 from paradise.processor import Processor
+from paradise.rewrite.wrap_answer import pg_output_names
 from paradise.server.handler import ColumnSpec, HandlerResult, StatementDescription
 from paradise.server.param_types import infer_param_types
 from paradise.server.types import pg_type

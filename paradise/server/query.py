@@ -268,7 +268,10 @@ class QueryFlow:
         context = None
         if kind in (CallKind.CATALOG, CallKind.CATALOG_DESCRIBE):
             settings = {name.lower(): value for name, value in s.params.all()}
-            context = CatalogContext(s.user, lambda name: settings.get(name.lower()), s.pid)
+            cursors = tuple((p.name, p.hold, bool(p.formats and p.formats[0]))
+                            for p in self.portals.values() if p.cursor)  # fmt: skip
+            context = CatalogContext(s.user, lambda name: settings.get(name.lower()), s.pid,
+                                     cursors)  # fmt: skip
         outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout,
                                     param_oids, context)  # fmt: skip
         if outcome.error is not None:
@@ -296,7 +299,10 @@ class QueryFlow:
             local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
             if local is not None:
                 return local
-        kind = CallKind.CATALOG if stmt.kind is Kind.CATALOG else CallKind.RUN
+        # session functions in an expression (current_setting(...)::int / 100): the
+        # catalog's closed grammar computes them; they read no table
+        catalog = stmt.kind in (Kind.CATALOG, Kind.LOCAL_SELECT)
+        kind = CallKind.CATALOG if catalog else CallKind.RUN
         result = yield from self._call(kind, stmt, params)
         if not isinstance(result, HandlerResult):
             logger.error("query handler returned %s, not HandlerResult", type(result).__name__)
@@ -570,7 +576,11 @@ class QueryFlow:
                 return None
             portal = self._cursor_portal(parse_fetch(stmt).name)
             return portal.result.columns if portal is not None and portal.result else None
-        if stmt.kind in (Kind.HANDLER, Kind.CATALOG):
+        if stmt.kind is Kind.LOCAL_SELECT and not stmt.param_count:
+            local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
+            if local is not None:
+                return local.columns
+        if stmt.kind in (Kind.HANDLER, Kind.CATALOG, Kind.LOCAL_SELECT):
             kind = CallKind.DESCRIBE if stmt.kind is Kind.HANDLER else CallKind.CATALOG_DESCRIBE
             found = yield from self._call(kind, stmt, None, prepared.param_oids)
             if found is not None:

@@ -79,7 +79,7 @@ _REFUSED: dict[str, tuple[str, str]] = {
 LOCAL_FUNCTIONS = frozenset(
     ("version", "current_setting", "current_schema", "current_schemas", "current_database",
      "current_catalog", "current_user", "session_user", "pg_backend_pid", "pg_is_in_recovery",
-     "inet_server_addr", "inet_server_port", "pg_advisory_unlock_all")
+     "inet_server_addr", "inet_server_port", "pg_advisory_unlock_all", "set_config")
 )  # fmt: skip
 _CATALOG_SCHEMAS = frozenset(("pg_catalog", "information_schema"))
 _NAME_TOKENS = frozenset((TokenType.VAR, TokenType.IDENTIFIER))
@@ -144,7 +144,7 @@ def _classify(tokens: list[Token]) -> tuple[Kind, str]:
             if text in _CATALOG_SCHEMAS:
                 return Kind.CATALOG, keyword
             follows_call = i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.L_PAREN
-            if text.startswith("pg_") and not follows_call and kind == TokenType.VAR:
+            if text.startswith("pg_") and not follows_call:
                 return Kind.CATALOG, keyword
         if text in LOCAL_FUNCTIONS:
             local_function = True
