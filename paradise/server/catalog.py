@@ -50,7 +50,7 @@ from paradise.server.handler import (
     SchemaProvider,
     StatementDescription,
 )
-from paradise.server.param_types import infer_param_types
+from paradise.server.param_types import infer_param_types, pg_column_names
 from paradise.server.statements import tokenize
 
 __all__ = [
@@ -135,7 +135,7 @@ def _output_names(tree: exp.Query) -> list[str] | None:
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for p in first.expressions):  # fmt: skip
         return None
-    names = pg_output_names(unwrap_schema_calls(tree.copy()))
+    names = pg_column_names(first, pg_output_names(unwrap_schema_calls(tree.copy())))
     for i, projection in enumerate(first.expressions):
         special = _SESSION_NAMES.get(type(projection))
         if special is not None and i < len(names):

@@ -23,7 +23,7 @@ from sqlglot import exp
 from paradise.server.catalog_types import TYPES, lookup_type_name
 from paradise.server.types import OID, pg_type
 
-__all__ = ["infer_param_types", "placeholder_index", "sql_type_oid"]
+__all__ = ["infer_param_types", "pg_column_names", "placeholder_index", "sql_type_oid"]
 
 ColumnType = Callable[[exp.Column], int | None]
 
@@ -115,3 +115,29 @@ def infer_param_types(tree: exp.Expr, column_type: ColumnType, count: int) -> tu
         if index not in found or found[index] == OID.TEXT:
             found[index] = oid
     return tuple(int(found.get(i, OID.TEXT)) for i in range(count))
+
+
+def pg_column_names(select: exp.Select, names: list[str]) -> list[str]:
+    """``names`` with unaliased casts of a value named by their type as PostgreSQL spells it
+    (``$1::int`` is ``int4``, ``'x'::varchar`` is ``varchar``).
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT $1::int, 2::numeric AS n", read="postgres")
+    >>> pg_column_names(q, ["int", "n"])
+    ['int4', 'n']
+    """
+    out = list(names)
+    for i, projection in enumerate(select.expressions[: len(out)]):
+        if not isinstance(projection, exp.Cast):
+            continue
+        inner = projection.this
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, exp.Column | exp.Func | exp.Subquery) and not isinstance(
+            inner, exp.Cast
+        ):
+            continue
+        oid = sql_type_oid(projection.to)
+        if oid in TYPES:
+            out[i] = TYPES[oid].name
+    return out

@@ -25,7 +25,7 @@ from paradise.parse import parse_query
 from paradise.processor import Processor
 from paradise.rewrite.wrap_answer import pg_output_names
 from paradise.server.handler import ColumnSpec, HandlerResult, StatementDescription
-from paradise.server.param_types import infer_param_types
+from paradise.server.param_types import infer_param_types, pg_column_names
 from paradise.server.types import pg_type
 
 __all__ = ["PipelineHandler"]
@@ -132,7 +132,7 @@ def _unbound_names(sql: str, dialect: str | None, width: int) -> tuple[str, ...]
         for p in first.expressions
     ):
         return None
-    names = tuple(pg_output_names(tree))
+    names = tuple(pg_column_names(first, pg_output_names(tree)))
     return names if len(names) == width else None
 
 
