@@ -152,6 +152,23 @@ def test_version_is_postgresql_shaped(proxy: Proxy) -> None:
     engine.dispose()
 
 
+def test_psycopg_type_lookups_bind_parameters(proxy: Proxy) -> None:
+    from psycopg.types import TypeInfo
+
+    with proxy.connect(autocommit=True) as conn:
+        info = TypeInfo.fetch(conn, "int4")
+        assert info is not None and (info.oid, info.array_oid) == (23, 1007)
+        numeric = TypeInfo.fetch(conn, "numeric")
+        assert numeric is not None and numeric.oid == 1700
+        assert TypeInfo.fetch(conn, "hstore") is None  # no such type here, as SQLAlchemy asks
+        rows = conn.execute(
+            "SELECT a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c "
+            "ON c.oid = a.attrelid WHERE c.relname = %s AND a.attnum > %s ORDER BY a.attnum",
+            ("adult", 0),
+        ).fetchall()
+        assert [r[0] for r in rows] == VISIBLE
+
+
 # -- SQLAlchemy and pandas -------------------------------------------------------------------
 
 
