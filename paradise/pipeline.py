@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
@@ -71,7 +72,7 @@ Source = tuple[str, str]
 PLAN_CACHE_SIZE = 1024
 """Anonymization plans kept per processor (keyed by role, table, query kind, columns read)."""
 
-__all__ = ["Prepared", "explain", "prepare", "run"]
+__all__ = ["Prepared", "describe", "explain", "prepare", "run"]
 
 
 @dataclass(frozen=True)
@@ -628,6 +629,33 @@ def run(
         rows = result_set.rows  # the backend's tuples are the answer's rows
         result.__dict__["rows"] = rows if figures.num_columns == 0 else [r[:width] for r in rows]
     return result
+
+
+def describe(
+    sql: str,
+    ctx: RewriteContext,
+    backend: Backend,
+    *,
+    params: Sequence[Any] | None = None,
+    plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """Column names and types :func:`run` would answer, without reading any row.
+
+    The rewritten statement runs under ``LIMIT 0``, so the types are the database's own.
+    ``None`` when they are not known before the answer exists (tables with totals,
+    whose cells become intervals).
+    """
+    prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache,
+                       database=BackendAccess(backend))  # fmt: skip
+    if prepared.aggregates is not None:
+        return None
+    query = sqlglot.parse_one(prepared.sql, read=ctx.dialect)
+    empty = exp.select(exp.Star()).from_(exp.Subquery(
+        this=query, alias=exp.TableAlias(this=exp.to_identifier("_paradise_describe"))
+    )).limit(0)  # fmt: skip
+    result_set = _execute(backend, dataclasses.replace(prepared, sql=empty.sql(ctx.dialect)))
+    width = len(prepared.columns)
+    return prepared.columns, tuple(result_set.types[:width])
 
 
 def explain(
