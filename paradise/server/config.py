@@ -102,6 +102,11 @@ class ServerConfig:
         return self.tls_cert is not None
 
 
+_TOP_LEVEL = frozenset(
+    {"listen", "mysql_listen", "tls", "backend", "policies", "users", "limits", "workers"}
+)
+
+
 def _fail(source: str, key: str, problem: str) -> ConfigError:
     return ConfigError(f"{source}: {key}: {problem}")
 
@@ -135,7 +140,14 @@ def _user(name: str, raw: object, source: str) -> UserConfig:
         "auth_methods",
     }
     if unknown:
-        raise _fail(source, key, f"unknown keys {sorted(unknown)}")
+        top = unknown & _TOP_LEVEL
+        note = (
+            f"; {', '.join(sorted(top))} belong(s) at the top of the file, before the first "
+            "[users...] table (TOML puts every key after a table header into that table)"
+            if top
+            else ""
+        )
+        raise _fail(source, key, f"unknown keys {sorted(unknown)}{note}")
     role = raw.get("role")
     if not isinstance(role, str) or not role:
         raise _fail(source, f"{key}.role", "a policy role is required")
@@ -173,6 +185,26 @@ def _user(name: str, raw: object, source: str) -> UserConfig:
     return UserConfig(name, role, scram, md5_hash, methods, native.upper() if native else None)
 
 
+def _backend(raw: object, base: Path, source: str) -> str | None:
+    """The backend URL; a relative DuckDB path is taken from the config file's directory.
+
+    >>> _backend("data/a.duckdb", Path("/etc/paradise"), "c"), _backend(":memory:", Path("/"), "c")
+    ('/etc/paradise/data/a.duckdb', ':memory:')
+    >>> _backend("duckdb:///a.duckdb", Path("/srv"), "c")
+    '/srv/a.duckdb'
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw:
+        raise _fail(source, "backend", f"expected a database URL or DuckDB file, got {raw!r}")
+    from paradise.backends import duckdb_path
+
+    path = duckdb_path(raw)
+    if path is None or path == ":memory:" or Path(path).is_absolute():
+        return raw
+    return str(base / path)
+
+
 def _limits(raw: object, source: str) -> Limits:
     if not isinstance(raw, Mapping):
         raise _fail(source, "limits", "expected a table")
@@ -196,16 +228,7 @@ def parse_config(
     data: Mapping[str, Any], *, base_dir: Path | None = None, source: str = "<config>"
 ) -> ServerConfig:
     """Validate a parsed TOML document; relative paths are resolved against ``base_dir``."""
-    unknown = set(data) - {
-        "listen",
-        "mysql_listen",
-        "tls",
-        "backend",
-        "policies",
-        "users",
-        "limits",
-        "workers",
-    }
+    unknown = set(data) - _TOP_LEVEL
     if unknown:
         raise _fail(source, "(top level)", f"unknown keys {sorted(unknown)}")
     base = base_dir or Path.cwd()
@@ -234,7 +257,7 @@ def parse_config(
         tls_cert=cert,
         tls_key=key,
         tls_required=bool(tls.get("required", False)),
-        backend=data.get("backend"),
+        backend=_backend(data.get("backend"), base, source),
         policies=base / policies if policies else None,
         users=users,
         limits=_limits(data.get("limits", {}), source),
