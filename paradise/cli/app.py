@@ -98,7 +98,11 @@ class ParadiseGroup(click.Group):
         except ParadiseError as exc:
             print_error(exc)
             ctx.exit(exc.exit_code)
-        except (KeyboardInterrupt, click.exceptions.Abort):
+        except KeyboardInterrupt:
+            print_interrupted()
+            ctx.exit(EXIT_INTERRUPTED)
+        except click.exceptions.Abort:  # Ctrl-C at a prompt: the cursor is after the prompt
+            err_console.print()
             print_interrupted()
             ctx.exit(EXIT_INTERRUPTED)
 
