@@ -275,7 +275,7 @@ def load_config(path: str | Path) -> ServerConfig:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    return parse_config(data, base_dir=path.parent, source=str(path))
+    return parse_config(data, base_dir=path.absolute().parent, source=str(path))
 
 
 def make_ssl_context(config: ServerConfig) -> ssl.SSLContext | None:
