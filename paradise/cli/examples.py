@@ -3,6 +3,7 @@ where a new user can see and change them."""
 
 from __future__ import annotations
 
+import filecmp
 import shutil
 from pathlib import Path
 
@@ -40,20 +41,36 @@ def examples(directory: str, force: bool) -> None:
     adult.csv.gz, district_counts.csv and policies/."""
     target = Path(directory)
     sources = example_files()
-    existing = [name for name in sources if (target / name).exists()]
-    if existing and not force:
+    changed = [
+        name for name in sources
+        if (target / name).exists() and not _same(sources[name], target / name)
+    ]
+    if changed and not force:
         raise InputError(
-            f"{target}: {', '.join(existing)} already exist(s)",
+            f"{target}: {', '.join(changed)} already exist(s) and differ(s) from the examples",
             hint="pass --force to overwrite them, or choose another directory",
             sqlstate="42710",
         )
     target.mkdir(parents=True, exist_ok=True)
     for name, what in EXAMPLE_FILES:
         source, destination = sources[name], target / name
-        if source.is_dir():
-            if destination.exists():
-                shutil.rmtree(destination)
-            shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__"))
+        if destination.exists() and _same(source, destination):
+            note = " (unchanged)"
+        elif source.is_dir():  # files of your own in the directory stay
+            shutil.copytree(source, destination, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            note = ""
         else:
             shutil.copyfile(source, destination)
-        out_console.print(f"{destination}: {what}", highlight=False, markup=False)
+            note = ""
+        out_console.print(f"{destination}: {what}{note}", highlight=False, markup=False)
+
+
+def _same(source: Path, destination: Path) -> bool:
+    """Whether ``destination`` holds the shipped example unchanged (every shipped file)."""
+    if source.is_dir():
+        return destination.is_dir() and all(
+            _same(item, destination / item.relative_to(source))
+            for item in source.rglob("*") if item.is_file() and "__pycache__" not in item.parts
+        )
+    return destination.is_file() and filecmp.cmp(source, destination, shallow=False)

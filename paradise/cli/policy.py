@@ -22,10 +22,24 @@ def policy() -> None:
     help="Also check the policies against this database: tables and columns exist, "
     "operators fit the column types, hierarchies cover the values."
 )
-def validate(directory: str, target: str | None) -> None:
+@click.option(
+    "--role",
+    "-r",
+    "only",
+    multiple=True,
+    help="Check only this role against the database (repeatable; default: every role).",
+)
+def validate(directory: str, target: str | None, only: tuple[str, ...]) -> None:
     """Check every policy file in DIRECTORY (env PARADISE_POLICIES); print one line per role,
     or one located line per problem (exit code 2)."""
     roles = load_policies(directory)
+    unknown = sorted(set(only) - set(roles))
+    if unknown:
+        raise click.BadParameter(
+            f"no policy for {', '.join(unknown)} in {directory}", param_hint="--role"
+        )
+    if only:
+        roles = {name: role for name, role in roles.items() if name in only}
     problems = []
     if target is not None:
         from paradise.backends import connect_backend
@@ -33,7 +47,7 @@ def validate(directory: str, target: str | None) -> None:
 
         backend = connect_backend(require_database(target), read_only=True)
         try:
-            problems = check_against_database(directory, backend)
+            problems = check_against_database(directory, backend, roles=list(roles))
         finally:
             backend.close()
     for problem in problems:
