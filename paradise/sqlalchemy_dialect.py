@@ -31,6 +31,11 @@ from typing import Any, ClassVar
 
 from sqlalchemy import types as sqltypes
 from sqlalchemy.engine import URL, default
+from sqlalchemy.engine.interfaces import (
+    IsolationLevel,
+    ReflectedColumn,
+    ReflectedPrimaryKeyConstraint,
+)
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -56,7 +61,7 @@ class ParadiseDialect(default.DefaultDialect):
     supports_native_decimal = True
     supports_sane_rowcount = False
     supports_alter = False
-    dbapi_exception_translation_map: ClassVar[dict[str, str]] = {
+    dbapi_exception_translation_map = {
         "QueryError": "ProgrammingError",
         "QuerySyntaxError": "ProgrammingError",
         "UnsupportedQueryError": "NotSupportedError",
@@ -95,13 +100,13 @@ class ParadiseDialect(default.DefaultDialect):
         raise NotImplementedError
 
     # --- a read-only connection: nothing to commit, isolate or ping -----------------------
-    def get_isolation_level(self, dbapi_connection: Any) -> str:
+    def get_isolation_level(self, dbapi_connection: Any) -> IsolationLevel:
         return "AUTOCOMMIT"
 
-    def get_default_isolation_level(self, dbapi_connection: Any) -> str:
+    def get_default_isolation_level(self, dbapi_connection: Any) -> IsolationLevel:
         return "AUTOCOMMIT"
 
-    def set_isolation_level(self, dbapi_connection: Any, level: str) -> None:
+    def set_isolation_level(self, dbapi_connection: Any, level: IsolationLevel) -> None:
         """Every paradise statement is a read-only query: the level is always AUTOCOMMIT."""
 
     def do_rollback(self, dbapi_connection: Any) -> None:
@@ -140,7 +145,7 @@ class ParadiseDialect(default.DefaultDialect):
 
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReflectedColumn]:
         processor = connection.connection.dbapi_connection
         policy = processor.policy(None).table(table_name)
         catalog = {t.lower(): cols for t, cols in processor.catalog().items()}
@@ -151,14 +156,14 @@ class ParadiseDialect(default.DefaultDialect):
             raise NoSuchTableError(table_name)
         dialect = processor.backend.dialect
         return [
-            {"name": name, "type": _sql_type(columns[name], dialect), "nullable": True,
-             "default": None}
+            ReflectedColumn(name=name, type=_sql_type(columns[name], dialect), nullable=True,
+                            default=None)
             for name in policy.visible_columns(columns)
         ]
 
     def get_pk_constraint(self, connection: Any, table_name: str, schema: str | None = None,
-                          **kw: Any) -> dict[str, Any]:
-        return {"constrained_columns": [], "name": None}
+                          **kw: Any) -> ReflectedPrimaryKeyConstraint:
+        return ReflectedPrimaryKeyConstraint(constrained_columns=[], name=None)
 
     def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None,
                          **kw: Any) -> list[Any]:
@@ -199,7 +204,7 @@ class ParadiseMySQLDialect(ParadiseDialect):
         return url.set(drivername="mysql+pymysql").render_as_string(hide_password=False)
 
 
-_TYPES: tuple[tuple[tuple[exp.DataType.Type, ...], type[sqltypes.TypeEngine[Any]]], ...] = (
+_TYPES: tuple[tuple[tuple[Any, ...], type[sqltypes.TypeEngine[Any]]], ...] = (
     ((exp.DataType.Type.BOOLEAN,), sqltypes.Boolean),
     (tuple(exp.DataType.INTEGER_TYPES), sqltypes.Integer),
     (tuple(exp.DataType.REAL_TYPES), sqltypes.Float),

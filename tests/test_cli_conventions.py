@@ -183,8 +183,9 @@ def test_explain_pretty_is_the_same_statement_over_several_lines(db: str) -> Non
         ["anonymize", "-r", "public", "--table", "adult", "--into", "x"],
         ["suppress", "--table", "t", "--levels", "a", "--value", "v", "--min", "1", "--max", "2"],
         ["policy", "validate", str(ROOT / "policies")],
+        ["report", "-r", "public", "--table", "adult", "--out", "reports"],
     ],
-    ids=["query", "explain", "anonymize", "suppress", "policy-validate"],
+    ids=["query", "explain", "anonymize", "suppress", "policy-validate", "report"],
 )
 def test_a_missing_duckdb_file_is_an_error_not_a_new_file(tmp_path: Path, command: list[str]) -> None:
     typo = tmp_path / "tpyo.duckdb"

@@ -118,3 +118,16 @@ def test_interrupted_load_exits_130_with_one_line_and_keeps_the_old_table(
     assert con.sql("SELECT * FROM t").fetchall() == [(42,)]
     assert [r[0] for r in con.sql("SHOW TABLES").fetchall()] == ["t"]
     con.close()
+
+
+def test_the_bar_shows_no_unknown_total_while_types_are_inferred() -> None:
+    from rich.progress import Progress
+
+    from paradise.cli.data import _RowsColumn
+
+    column = _RowsColumn()
+    with Progress(column, disable=True) as bar:
+        task = bar.add_task("adult: inferring types", total=None)
+        assert str(column.render(bar.tasks[task])) == ""  # was "0/?"
+        bar.update(task, total=32561, completed=100_00)
+        assert str(column.render(bar.tasks[task])) == "10000/32561"

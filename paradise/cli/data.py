@@ -10,9 +10,11 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     SpinnerColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
 from paradise.cli.app import err_console, out_console
 from paradise.cli.options import db_option, policies_option, require_database
@@ -117,8 +119,16 @@ def load(
         out_console.print(f"renamed columns: {renamed}", highlight=False)
 
 
+class _RowsColumn(MofNCompleteColumn):
+    """``rows/total`` once the rows move; nothing before (no ``0/?`` while types are inferred)."""
+
+    def render(self, task: Task) -> Text:
+        return Text("") if task.total is None else super().render(task)
+
+
 class _LoadProgress:
-    """A progress display from the first moment: the phase with a spinner, then a bar.
+    """A progress display from the first moment: the phase with a spinner, then a bar with
+    the rows loaded of the total (known once the types are inferred).
 
     On a terminal it is a rich progress bar; otherwise (logs, CI) one line per phase.
     """
@@ -130,7 +140,7 @@ class _LoadProgress:
             SpinnerColumn(),
             TextColumn("[bold]{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
+            _RowsColumn(),
             TimeElapsedColumn(),
             console=err_console,
             transient=True,

@@ -5,20 +5,14 @@ from __future__ import annotations
 import click
 
 from paradise.cli.app import err_console, out_console
+from paradise.cli.options import db_option, policies_option, require_database
 
 __all__ = ["report"]
 
 
 @click.command()
-@click.option(
-    "--db", "target", default=":memory:", show_default=True, help="DuckDB file or database URL."
-)
-@click.option(
-    "--policies",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Policy directory (default: the bundled examples).",
-)
+@db_option(default=":memory:", help="DuckDB file or database URL.")
+@policies_option()
 @click.option("--role", "-r", default=None, help="The role whose view is measured.")
 @click.option("--table", "-t", required=True, help="The table to measure.")
 @click.option(
@@ -58,7 +52,7 @@ def report(
     from paradise.processor import connect
     from paradise.report import build_report, compare, write_report
 
-    with connect(target, policies=policies) as proc:
+    with connect(target if demo else require_database(target), policies=policies) as proc:
         if demo:
             proc.load_demo()
         if compare_dirs:

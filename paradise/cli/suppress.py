@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 from rich.console import Console
 from sqlglot import exp
@@ -88,7 +90,7 @@ def suppress(
     audit or is not printed.
     """
     names = [n.strip() for n in levels.split(",") if n.strip()]
-    marker: object = None if total_marker.lower() in ("null", "none") else _code(total_marker)
+    marker: Any = None if total_marker.lower() in ("null", "none") else _code(total_marker)
     backend = connect_backend(require_database(target))
     try:
         select = exp.select(
@@ -100,8 +102,9 @@ def suppress(
     shown = [n.strip() for n in labels.split(",")] if labels else names
     if len(shown) != len(names):
         raise click.BadParameter("give one label per level", param_hint="--labels")
-    hier = HierarchicalTable.from_rows(rows, shown, value=value, total_marker=marker,  # type: ignore[arg-type]
-                                       complete_totals=complete_totals)
+    hier = HierarchicalTable.from_rows(
+        rows, shown, value=value, total_marker=marker, complete_totals=complete_totals
+    )
     result = suppress_and_audit(hier, min_value=min_value, max_value=max_value, function=function)  # type: ignore[arg-type]
     columns, published = to_rows(result, language=language)  # type: ignore[arg-type]
     summary = result.summary()
@@ -110,7 +113,7 @@ def suppress(
             file=stream, highlight=False, soft_wrap=True, color_system=None
         )
         print_rows(console, columns, published, fmt=fmt, extra={"summary": summary})
-    audit = summary.get("audit") or {}
+    audit: dict[str, object] = summary.get("audit") or {}  # type: ignore[assignment]
     err_console.print(
         f"{summary['primary']} primary, {summary['secondary']} secondary, "
         f"{summary['tertiary']} tertiary suppressions; audit "

@@ -36,7 +36,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from paradise.errors import InputError
 
@@ -136,7 +136,7 @@ def check_csv(
 # --- reading ----------------------------------------------------------------------------
 def _open_binary(path: Path) -> IO[bytes]:
     if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return path.open("rb")
 
 
