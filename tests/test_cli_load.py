@@ -129,5 +129,5 @@ def test_the_bar_shows_no_unknown_total_while_types_are_inferred() -> None:
     with Progress(column, disable=True) as bar:
         task = bar.add_task("adult: inferring types", total=None)
         assert str(column.render(bar.tasks[task])) == ""  # was "0/?"
-        bar.update(task, total=32561, completed=100_00)
+        bar.update(task, total=32561, completed=10_000)
         assert str(column.render(bar.tasks[task])) == "10000/32561"
