@@ -5,19 +5,15 @@ from __future__ import annotations
 import click
 
 from paradise.cli.app import err_console, out_console
+from paradise.cli.options import db_option, policies_option, require_database
 
 __all__ = ["report"]
 
 
 @click.command()
-@click.option(
-    "--db", "target", default=":memory:", show_default=True, help="DuckDB file or database URL."
-)
-@click.option(
-    "--policies",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Policy directory (default: the bundled examples). With --compare, it is compared too.",
+@db_option(default=":memory:", help="DuckDB file or database URL.")
+@policies_option(
+    help="Policy directory (default: the bundled examples). With --compare, it is compared too."
 )
 @click.option(
     "--role",
@@ -70,7 +66,7 @@ def report(
     from paradise.report import build_report, compare, write_report
     from paradise.report.verdict import summary_text
 
-    with connect(target, policies=policies) as proc:
+    with connect(target if demo else require_database(target), policies=policies) as proc:
         if demo:
             proc.load_demo()
         if compare_dirs:

@@ -1,4 +1,4 @@
-"""``paradise serve`` (the PostgreSQL-protocol proxy) and ``paradise user add``."""
+"""``paradise serve``: the PostgreSQL-protocol (and MySQL-protocol) proxy."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import asyncio
 import dataclasses
 import socket
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from paradise.cli.app import err_console, out_console, print_error
+from paradise.cli.app import err_console, print_error
+from paradise.cli.options import DB_ENV, policies_option, require_database
 from paradise.errors import ParadiseError
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from paradise.server import ServerConfig
     from paradise.server.workers import WorkerSlot
 
-__all__ = ["serve", "user"]
+__all__ = ["serve"]
 
 
 @click.command()
@@ -30,13 +30,14 @@ __all__ = ["serve", "user"]
     default=None,
     help="TOML server configuration (listen addresses, TLS, users, backend, limits).",
 )
-@click.option("--backend", default=None, help="Database URL or DuckDB file (overrides the config).")
 @click.option(
-    "--policies",
-    type=click.Path(file_okay=False),
+    "--backend",
+    envvar=DB_ENV,
+    show_envvar=True,
     default=None,
-    help="Policy directory (overrides the config; default: the bundled examples).",
+    help="Database URL or DuckDB file (overrides the config).",
 )
+@policies_option("Policy directory (overrides the config; default: the bundled examples).")
 @click.option(
     "--listen", multiple=True, help="HOST:PORT to listen on (repeatable; overrides the config)."
 )
@@ -94,11 +95,14 @@ def serve(
     target = backend or config.backend or ":memory:"
     policy_dir = policies or (str(config.policies) if config.policies else None)
     if not config.users:
-        raise ParadiseError(
-            "no users configured",
-            hint="create one with: paradise user add NAME --role ROLE --config FILE",
-            sqlstate="28000",
+        from paradise.server.config import ConfigError
+
+        raise ConfigError(
+            f"{config_path or '(no --config)'}: no users configured; create one with: "
+            "paradise user add NAME --role ROLE --config FILE"
         )
+    if not demo:
+        require_database(target)
     from paradise.backends import duckdb_path
 
     shared_file = duckdb_path(target) not in (None, ":memory:") and config.workers > 1
@@ -234,59 +238,3 @@ def _serve_process(
         asyncio.run(run_all())
     finally:
         processor.close()
-
-
-@click.group()
-def user() -> None:
-    """Manage the proxy's users."""
-
-
-@user.command("add")
-@click.argument("name")
-@click.option("--role", required=True, help="The policy role this user's queries run under.")
-@click.option("--password", default=None, help="The password (prompted for when omitted).")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Append the user to this TOML config instead of printing it.",
-)
-@click.option(
-    "--auth",
-    "auth_methods",
-    multiple=True,
-    default=("scram-sha-256",),
-    show_default=True,
-    type=click.Choice(["scram-sha-256", "md5", "password", "mysql-native"]),
-    help="Allowed login methods (mysql-native: the MySQL listener, stores SHA1(SHA1(pw))).",
-)
-def add(
-    name: str,
-    role: str,
-    password: str | None,
-    config_path: str | None,
-    auth_methods: tuple[str, ...],
-) -> None:
-    """Create a salted SCRAM-SHA-256 password entry for NAME mapped to ROLE."""
-    from paradise.server import user_toml
-
-    if password is None:
-        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
-    block = user_toml(name, password, role, auth_methods=auth_methods)
-    if config_path:
-        path = Path(config_path)
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        if f'[users."{name}"]' in text or f"[users.{name}]" in text:
-            raise ParadiseError(
-                f"user {name!r} already exists in {path}",
-                hint="choose another name",
-                sqlstate="42710",
-            )
-        path.write_text(
-            text + ("\n" if text and not text.endswith("\n") else "") + block + "\n",
-            encoding="utf-8",
-        )
-        out_console.print(f"added user {name} (role {role}) to {path}", highlight=False)
-    else:
-        out_console.print(block, highlight=False, markup=False)

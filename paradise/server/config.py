@@ -212,7 +212,14 @@ class _Document(_Section):
 def _problem(error: Mapping[str, Any]) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "extra_forbidden":
-        return f"unknown keys [{str(error['loc'][-1])!r}]"
+        name = str(error["loc"][-1])
+        note = ""
+        if len(error["loc"]) > 1 and name in _Document.model_fields:
+            note = (
+                f"; {name} belongs at the top of the file, before the first [users...] table "
+                "(TOML puts every key after a table header into that table)"
+            )
+        return f"unknown keys [{name!r}]{note}"
     if kind == "missing":
         return "required" + (" (a policy role)" if error["loc"][-1:] == ("role",) else "")
     if kind in ("greater_than", "greater_than_equal") or (
@@ -341,7 +348,7 @@ def parse_config(
         tls_cert=base / doc.tls.cert if doc.tls.cert else None,
         tls_key=base / doc.tls.key if doc.tls.key else None,
         tls_required=doc.tls.required,
-        backend=doc.backend,
+        backend=_backend(doc.backend, base),
         policies=base / doc.policies if doc.policies else None,
         users={name: _user(name, raw, source, text) for name, raw in doc.users.items()},
         limits=Limits(**doc.limits.model_dump()),
@@ -349,6 +356,24 @@ def parse_config(
         log_level=doc.log.level,
         access_log=doc.log.access,
     )
+
+
+def _backend(raw: str | None, base: Path) -> str | None:
+    """The backend URL; a relative DuckDB path is taken from the config file's directory.
+
+    >>> _backend("data/a.duckdb", Path("/etc/paradise")), _backend(":memory:", Path("/"))
+    ('/etc/paradise/data/a.duckdb', ':memory:')
+    >>> _backend("duckdb:///a.duckdb", Path("/srv"))
+    '/srv/a.duckdb'
+    """
+    if raw is None:
+        return None
+    from paradise.backends import duckdb_path
+
+    path = duckdb_path(raw)
+    if path is None or path == ":memory:" or Path(path).is_absolute():
+        return raw
+    return str(base / path)
 
 
 def load_config(path: str | Path) -> ServerConfig:
