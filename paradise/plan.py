@@ -56,6 +56,8 @@ class TablePlan:
             keys): a query that reads it twice must read one evaluation.
         keyless: where the key is numbered over the built relation, the relation
             without it (used when a query never reads the key).
+        release: where the relation reads a materialized release
+            (:mod:`paradise.release`), its role, table, version and build time.
     """
 
     table: str
@@ -77,6 +79,7 @@ class TablePlan:
     contributor: bool = False
     volatile: bool = False
     keyless: exp.Select | None = None
+    release: dict[str, Any] | None = None
 
     def unit_of(self, col: str) -> int | None:
         """Index of the linkable unit that holds ``col`` (None: not a quasi-identifier)."""
