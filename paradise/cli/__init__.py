@@ -11,13 +11,26 @@ from paradise.cli.data import anonymize, load
 from paradise.cli.demo import demo
 from paradise.cli.policy import policy
 from paradise.cli.query import explain, query
+from paradise.cli.release import release
 from paradise.cli.report import report
 from paradise.cli.serve import serve, user
 from paradise.cli.suppress import suppress
 
 __all__ = ["ParadiseGroup", "cli", "main"]
 
-for command in (demo, query, explain, policy, load, anonymize, suppress, report, serve, user):
+for command in (
+    demo,
+    query,
+    explain,
+    policy,
+    load,
+    anonymize,
+    release,
+    suppress,
+    report,
+    serve,
+    user,
+):
     cli.add_command(command)
 
 

@@ -173,12 +173,13 @@ def _create(spec: ReleaseSpec, name: str, plan: TablePlan, salt: str) -> exp.Cre
 
 def build_release(
     backend: Backend, spec: ReleaseSpec, database: RewriteDatabase, *, reuse: bool = False
-) -> ReleaseRecord:
+) -> tuple[ReleaseRecord, bool]:
     """Build a new version of the release of ``spec`` and make it current.
 
     With ``reuse``, a current version that (once the lock is held) has the spec's digest
     and the source's present fingerprint is returned instead: another builder made it
-    while this one waited, or the source did not change after all.
+    while this one waited, or the source did not change after all. Returns the current
+    version and whether this call built it.
     """
     store.ensure_metadata(backend, spec.schema)
     with build_lock(backend, spec.lock):
@@ -188,14 +189,13 @@ def build_release(
             if fingerprint(backend, spec.schema, spec.table, checksum=checksum) == (
                 latest.fingerprint
             ):
-                return latest
-        return _build(backend, spec, database)
+                return latest, False
+        return _build(backend, spec, database), True
 
 
 def current_record(backend: Backend, spec: ReleaseSpec) -> ReleaseRecord | None:
     """The current version of the release of ``spec`` as stored (None: none)."""
-    query = exp.select(store.current_version(spec.schema, spec.role, spec.table))
-    ((version,),) = backend.execute(query.sql(backend.dialect)).rows
+    version = store.scalar(backend, store.current_version(spec.schema, spec.role, spec.table))
     if version is None:
         return None
     return store.load_record(backend, spec.schema, spec.role, spec.table, int(version))

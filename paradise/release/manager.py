@@ -159,7 +159,10 @@ class Releases(ReleaseSource):
             if plan.release is None:
                 continue
             record = self._serve(self.spec(ctx, plan.table))
-            if record is None or record.version != plan.release["version"]:
+            if record is None or (record.version, record.built_at) != (
+                plan.release["version"],
+                plan.release["built_at"],
+            ):
                 return False
         return True
 
@@ -281,10 +284,10 @@ class Releases(ReleaseSource):
             # no metadata table yet: create it (the writable path) and ask again
             store.ensure_metadata(self.backend, spec.schema)
             (row,) = self.backend.execute(sql).rows
-        current = int(row[0]) if row[0] is not None else None
+        current = int(row[1]) if row[1] is not None else None
         if not width:
             return current, None
-        return current, fingerprint_values(spec.dialect, tuple(row[1:]), checksum=checksum)
+        return current, fingerprint_values(spec.dialect, tuple(row[2:]), checksum=checksum)
 
     def _check_sql(self, spec: ReleaseSpec, compare: bool, checksum: bool) -> tuple[str, int]:
         key = (spec.key, spec.schema, compare, checksum)
@@ -295,7 +298,8 @@ class Releases(ReleaseSource):
         version = exp.alias_(
             store.current_version(spec.schema, spec.role, spec.table), "_paradise_v", quoted=True
         )
-        query = exp.select(version)
+        one = exp.Literal.number(1)  # a NULL version alone would be an empty CSV line (PG)
+        query = exp.select(one, version)
         width = 0
         if compare:
             fp = fingerprint_query(spec.dialect, spec.schema, spec.table, checksum=checksum)
@@ -303,7 +307,7 @@ class Releases(ReleaseSource):
             fields = [
                 exp.column(f"_paradise_f{i}", "_paradise_fp", quoted=True) for i in range(width)
             ]
-            query = exp.select(version, *fields).from_(
+            query = exp.select(one.copy(), version, *fields).from_(
                 fp.subquery(exp.to_identifier("_paradise_fp", quoted=True))
             )
         built = (query.sql(spec.dialect), width)
@@ -323,7 +327,7 @@ class Releases(ReleaseSource):
                 raise failure[2]
             return old
         try:
-            record = build_release(self.backend, spec, self._database(), reuse=True)
+            record, built = build_release(self.backend, spec, self._database(), reuse=True)
         except ParadiseError as exc:
             state.failure = (source or "", spec.digest, exc)
             if old is None:
@@ -333,8 +337,9 @@ class Releases(ReleaseSource):
                 f"failed ({type(exc).__name__}); serving version {old.version}"
             )
             return old
-        with self._lock:
-            self.builds += 1
+        if built:
+            with self._lock:
+                self.builds += 1
         state.record = record
         state.failure = None
         state.note = None
@@ -348,9 +353,10 @@ class Releases(ReleaseSource):
         spec = self.spec(ctx, table)
         state = self._state(spec.key)
         with state.lock:
-            record = build_release(self.backend, spec, self._database(), reuse=not force)
-            with self._lock:
-                self.builds += 1
+            record, built = build_release(self.backend, spec, self._database(), reuse=not force)
+            if built:
+                with self._lock:
+                    self.builds += 1
             state.record, state.failure, state.note = record, None, None
             state.checked_at = time.monotonic()
             return record

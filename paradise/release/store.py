@@ -36,6 +36,7 @@ __all__ = [
     "load_record",
     "load_records",
     "next_version",
+    "scalar",
 ]
 
 OK = "ok"
@@ -161,10 +162,18 @@ def current_version(schema: str | None, role: str, table: str) -> exp.Expr:
     return exp.Subquery(this=query)
 
 
+def scalar(backend: Backend, value: exp.Expr) -> Any:
+    """The value of one scalar expression (a constant column beside it keeps the row from
+    being an empty line in PostgreSQL's CSV transfer when the value is NULL)."""
+    query = exp.select(exp.Literal.number(1), value)
+    (row,) = backend.execute(query.sql(backend.dialect)).rows
+    return row[1]
+
+
 def next_version(backend: Backend, schema: str | None, role: str, table: str) -> int:
     """One more than the largest version ever recorded for (role, table)."""
     query = exp.select(exp.Max(this=_col("version"))).from_(_table(schema)).where(_is(role, table))
-    ((latest,),) = backend.execute(query.sql(backend.dialect)).rows
+    latest = scalar(backend, exp.Subquery(this=query))
     return int(latest or 0) + 1
 
 
