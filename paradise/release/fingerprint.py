@@ -74,6 +74,7 @@ def _duckdb(schema: str | None, table: str, checksum: bool) -> exp.Select:
         for name in (
             "row_group_id",
             "column_id",
+            "column_path",
             "segment_id",
             "count",
             "stats",
@@ -88,8 +89,8 @@ def _duckdb(schema: str | None, table: str, checksum: bool) -> exp.Select:
                 this=exp.Order(
                     this=_joined(fields),
                     expressions=[
-                        exp.Ordered(this=exp.column(c))
-                        for c in ("row_group_id", "column_id", "segment_id")
+                        exp.Ordered(this=_text(exp.column(c)))
+                        for c in ("row_group_id", "column_id", "column_path", "segment_id")
                     ],
                 ),
                 separator=exp.Literal.string(","),
