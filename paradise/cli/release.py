@@ -12,7 +12,7 @@ from rich.table import Table
 
 from paradise.cli.app import err_console, out_console
 
-__all__ = ["release"]
+__all__ = ["refresh_materialized", "release"]
 
 _db = click.option(
     "--db", "target", required=True, help="DuckDB file or database URL (postgresql://, mysql://)."
@@ -55,6 +55,21 @@ def _pairs(proc: Any, role: str | None, table: str | None) -> Iterator[tuple[Any
             "no table of the selected roles exists in the database",
             hint="check --role and --table, and load the data first",
         )
+
+
+def refresh_materialized(proc: Any) -> int:
+    """Make every materialized release of ``proc``'s policies current (missing or stale ones
+    are built); returns how many were built. ``paradise serve`` runs it before DuckDB
+    workers open a shared file read-only (they can read releases, not build them)."""
+    before = proc.releases.builds
+    catalog = proc.catalog()
+    for role in proc.roles:
+        ctx = proc.context(role)
+        for listed, policy in ctx.policy.tables.items():
+            stored = [t for t in catalog if t.lower() == listed.lower()]
+            if len(stored) == 1 and policy.release_mode == "materialized":
+                proc.releases.build(ctx, stored[0], force=False)
+    return int(proc.releases.builds - before)
 
 
 def _age(seconds: float | None) -> str:
