@@ -203,14 +203,34 @@ def current_record(backend: Backend, spec: ReleaseSpec) -> ReleaseRecord | None:
 
 def _build(backend: Backend, spec: ReleaseSpec, database: RewriteDatabase) -> ReleaseRecord:
     started = time.perf_counter()
+    stages: dict[str, float] = {}
+
+    def lap(stage: str, since: list[float] = [started]) -> None:  # noqa: B006
+        now = time.perf_counter()
+        stages[stage] = round((now - since[0]) * 1000, 1)
+        since[0] = now
+
     built_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     checksum = prepare_source(backend, spec.schema, spec.table)
     settle(backend, spec.schema, spec.table)
     source = fingerprint(backend, spec.schema, spec.table, checksum=checksum)
+    lap("fingerprint")
     version = store.next_version(backend, spec.schema, spec.role, spec.table)
     name = release_table(spec.role, spec.table, version)
     what = f'the release of "{spec.table}" for role "{spec.role}"'
     _drop(backend, spec.schema, name)
+    stages_made: list[str] = []
+
+    def stage(relation: exp.Select) -> exp.Select:
+        """Materialize a step's output; the next step reads it from the table."""
+        scratch = f"{name}_s{len(stages_made)}"
+        stages_made.append(scratch)
+        _drop(backend, spec.schema, scratch)
+        target = stored_table(scratch, spec.schema)
+        _run(backend, exp.Create(kind="TABLE", this=target, expression=relation))
+        lap(f"step {len(stages_made)}")
+        return exp.select(*(column(c) for c in relation.named_selects)).from_(target.copy())
+
     try:
         plan = plan_table(
             spec.table,
@@ -222,17 +242,29 @@ def _build(backend: Backend, spec: ReleaseSpec, database: RewriteDatabase) -> Re
             pseudonym_key=spec.pseudonym_key,
             contributor=spec.keyed,
             schema=spec.schema,
+            stage=stage,
         )
+        lap("plan")
         _run(backend, _create(spec, name, plan, new_salt()))
+        lap("create")
         count = exp.select(exp.Count(this=exp.Star())).from_(stored_table(name, spec.schema))
         rows = int(backend.execute(count.sql(backend.dialect)).rows[0][0])
         units, suppressed_rows = verify_stored(
-            backend, spec.schema, name, plan, keyed=spec.keyed, what=what
+            backend,
+            spec.schema,
+            name,
+            plan,
+            keyed=spec.keyed and spec.policy.subject_key is not None,
+            what=what,
         )
+        lap("verify")
     except BaseException as exc:
         _drop(backend, spec.schema, name)
         _record_failure(backend, spec, version, name, source, built_at, started, exc)
         raise
+    finally:
+        for scratch in stages_made:
+            _drop(backend, spec.schema, scratch)
     ks = [u.k_achieved for u in units if u.k_achieved is not None]
     ls = [u.l_achieved for u in units if u.l_achieved is not None]
     verification: dict[str, Any] = {
@@ -245,6 +277,7 @@ def _build(backend: Backend, spec: ReleaseSpec, database: RewriteDatabase) -> Re
         "suppressed_values": sum(u.suppressed_values for u in units),
         "suppressed_rows": suppressed_rows,
         "passed": True,
+        "stages_ms": stages,
     }
     record = ReleaseRecord(
         role=spec.role,

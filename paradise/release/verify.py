@@ -51,7 +51,8 @@ def verify_stored(
 ) -> tuple[tuple[UnitReport, ...], int]:
     """Check (and under ``suppress`` repair) the stored table ``name`` built from ``plan``.
 
-    ``keyed``: the table holds the contributor key ``_paradise_c``. ``what`` names the
+    ``keyed``: classes count distinct contributor keys (``_paradise_c``; a table whose key
+    is a row identity has one key per row, so rows are counted there). ``what`` names the
     table in errors. Returns the units and the number of suppressed rows.
     """
     target = stored_table(name, schema)
