@@ -339,9 +339,7 @@ def collect_garbage(backend: Backend, spec: ReleaseSpec, current: int) -> list[s
     Also drops tables of the release's name pattern that no metadata row describes
     (a build interrupted before it could clean up). Returns the dropped tables.
     """
-    records = [
-        r for r in store.load_records(backend, spec.schema) if r.key_matches(spec.role, spec.table)
-    ]
+    records = store.load_records(backend, spec.schema, spec.role, spec.table)
     ok = sorted(r.version for r in records if r.status == store.OK and r.version <= current)
     keep = set(ok[-2:])
     forget = [r.version for r in records if r.version not in keep and r.version < current]
@@ -368,9 +366,7 @@ def drop_release(backend: Backend, spec: ReleaseSpec) -> list[str]:
                 _drop(backend, spec.schema, name)
                 dropped.append(name)
         versions = [
-            r.version
-            for r in store.load_records(backend, spec.schema)
-            if r.key_matches(spec.role, spec.table)
+            r.version for r in store.load_records(backend, spec.schema, spec.role, spec.table)
         ]
         store.delete_versions(backend, spec.schema, spec.role, spec.table, versions)
         return dropped

@@ -279,7 +279,7 @@ class Releases(ReleaseSource):
         try:
             (row,) = self.backend.execute(sql).rows
         except BackendError:
-            if any(r for r in store.load_records(self.backend, spec.schema)):
+            if store.metadata_exists(self.backend, spec.schema):
                 raise
             # no metadata table yet: create it (the writable path) and ask again
             store.ensure_metadata(self.backend, spec.schema)
@@ -385,9 +385,8 @@ class Releases(ReleaseSource):
             fresh = source == record.fingerprint and record.policy_digest == spec.digest
         failed = [
             r
-            for r in store.load_records(self.backend, spec.schema)
-            if r.key_matches(spec.role, spec.table)
-            and r.status == store.FAILED
+            for r in store.load_records(self.backend, spec.schema, spec.role, spec.table)
+            if r.status == store.FAILED
             and (record is None or r.version > record.version)
         ]
         return {

@@ -35,6 +35,7 @@ __all__ = [
     "insert_record",
     "load_record",
     "load_records",
+    "metadata_exists",
     "next_version",
     "scalar",
 ]
@@ -147,6 +148,17 @@ def ensure_metadata(backend: Backend, schema: str | None) -> None:
         backend.execute(exp.select(exp.Count(this=exp.Star())).from_(_table(schema)).sql(dialect))
 
 
+def metadata_exists(backend: Backend, schema: str | None) -> bool:
+    """Whether the metadata table exists (it is readable)."""
+    try:
+        backend.execute(exp.select(exp.Count(this=exp.Star())).from_(_table(schema)).sql(
+            backend.dialect
+        ))
+    except BackendError:
+        return False
+    return True
+
+
 def current_version(schema: str | None, role: str, table: str) -> exp.Expr:
     """A scalar subquery: the current (largest ``ok``) version, NULL if none."""
     query = (
@@ -214,10 +226,16 @@ def load_record(
     return _record(tuple(rows[0])) if rows else None
 
 
-def load_records(backend: Backend, schema: str | None) -> list[ReleaseRecord]:
-    """Every recorded version (empty if the metadata table does not exist)."""
+def load_records(
+    backend: Backend, schema: str | None, role: str | None = None, table: str | None = None
+) -> list[ReleaseRecord]:
+    """Every recorded version (of one release, given ``role`` and ``table``); empty if the
+    metadata table does not exist."""
+    query = _select(schema)
+    if role is not None and table is not None:
+        query = query.where(_is(role, table))
     try:
-        rows = backend.execute(_select(schema).sql(backend.dialect)).rows
+        rows = backend.execute(query.sql(backend.dialect)).rows
     except BackendError:
         return []
     return sorted((_record(tuple(r)) for r in rows), key=lambda r: (r.role, r.table, r.version))
