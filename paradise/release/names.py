@@ -8,8 +8,8 @@ exact (role, table) pair keeps two pairs from sharing a name.
 
 Example:
     >>> release_table("statistics_office", "adult", 3)
-    '_paradise_rel_statistics_office_adult_465ad4_v3'
-    >>> len(release_table("r" * 80, "t" * 80, 12)) <= 63
+    '_paradise_rel_statistics_off_adult_465ad4_v3'
+    >>> len(release_table("r" * 80, "t" * 80, 99999) + "_s12") <= 63
     True
 """
 
@@ -25,7 +25,8 @@ METADATA_TABLE = "_paradise_releases"
 TABLE_PREFIX = "_paradise_rel_"
 """Release tables are named ``_paradise_rel_<role>_<table>_<digest>_v<version>``."""
 
-_PART = 18  # characters kept of the role and of the table name
+_PART = 14  # characters kept of the role and of the table name (names stay <= 63 with a
+# version and a build-stage suffix)
 
 
 def _slug(text: str) -> str:
