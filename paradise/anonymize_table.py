@@ -1,19 +1,16 @@
-"""Static anonymization: materialize a role's anonymized relation as a table inside the database.
+"""Static anonymization: export a role's release of a table as a table of its own.
 
-``anonymize_table(processor, "adult", "adult_public", "public")`` runs one
-``CREATE TABLE adult_public AS <anonymized relation>`` in the backend, so no row
-travels through Python. Then it checks the stored table *with SQL*: per linkable
-unit (a slicing column group, or all columns of an untransformed table) a
-``GROUP BY`` over the unit's quasi-identifiers gives the smallest class (k), the
-least diverse class (distinct l-diversity over the sensitive columns) and the
-rows in classes that break the policy. The policy's ``on_violation`` is applied
-in SQL too:
-
-- ``suppress``: ``UPDATE ... SET <unit's quasi-identifiers> = NULL`` for the rows of
-  violating classes, then the check runs again (rows whose unit is wholly NULL
-  form no class an attacker can link to, as in the answer verification);
-- ``refuse``: the table is dropped and :class:`~paradise.errors.VerificationError` raised;
-- ``report``: the table stays and the annotations say what was found.
+``anonymize_table(processor, "adult", "adult_public", "public")`` makes sure the role has a
+current, verified release of the table (:mod:`paradise.release`; built if missing or stale,
+whatever the table's ``release.mode``), then copies it inside the database with one
+``CREATE TABLE adult_public AS SELECT <visible columns> FROM <release>`` (in random order
+where the operators permute), so no row travels through Python. The release was verified
+in SQL when it was built: per linkable unit a ``GROUP BY`` over the unit's
+quasi-identifiers gives the smallest class (k, in contributors), the least diverse class
+(distinct l-diversity) and the rows in violating classes, and ``on_violation`` was applied
+in SQL (``suppress``: the unit's quasi-identifiers of violating classes set to NULL;
+``refuse``: no release, :class:`~paradise.errors.VerificationError`; ``report``: kept and
+reported). The export holds no contributor key.
 
 The annotations are returned and stored beside the table: one row in
 ``paradise_annotations`` (table name, role, JSON, created_at; the table is created
@@ -34,7 +31,6 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -42,10 +38,11 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from paradise.anonymize.dialects import traits
-from paradise.errors import BackendError, QueryRejected, UndefinedTable, VerificationError
-from paradise.plan import TablePlan, plan_table
-from paradise.policy.model import OnViolation
+from paradise.anonymize.preferences import stored_table
+from paradise.errors import BackendError, QueryRejected, UndefinedTable
 from paradise.postprocess.verify import UnitReport
+from paradise.release import ReleaseRecord
+from paradise.release.verify import verify_stored
 
 if TYPE_CHECKING:
     from paradise.processor import Processor
@@ -71,6 +68,7 @@ class AnonymizeReport:
         suppressed_values / suppressed_rows: what suppression set to NULL.
         sql: the ``CREATE TABLE ... AS`` statement that ran.
         created_at: UTC time (ISO 8601).
+        release_version: the version of the role's release the table was copied from.
     """
 
     table: str
@@ -90,6 +88,7 @@ class AnonymizeReport:
     suppressed_rows: int
     sql: str
     created_at: str
+    release_version: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary."""
@@ -140,7 +139,7 @@ def anonymize_table(
     stored = _lookup(catalog, table)
     if stored is None:
         raise UndefinedTable(f'table "{table}" does not exist', hint="load it first")
-    if into.lower() in (table.lower(), ANNOTATIONS_TABLE):
+    if into.lower() in (table.lower(), ANNOTATIONS_TABLE) or into.lower().startswith("_paradise_"):
         raise QueryRejected(f'cannot anonymize into "{into}"', hint="choose another table name")
     if _lookup(catalog, into) is not None:
         if not replace:
@@ -149,211 +148,68 @@ def anonymize_table(
             )
         _run(backend, exp.Drop(kind="TABLE", tables=[_table(into)], exists=True))
 
-    from paradise.pipeline import BackendAccess
-
-    plan = plan_table(
-        stored[0], table_policy, stored[1], dialect, database=BackendAccess(backend)
+    ctx = processor.context(policy.role)
+    record = processor.releases.build(ctx, stored[0], force=False)
+    meta = record.plan
+    columns = tuple(meta["columns"])
+    source = exp.select(*(_col(c) for c in columns)).from_(
+        stored_table(record.release_table, ctx.schema)
     )
-    relation: exp.Query = plan.relation
-    if plan.shuffle:  # the stored order must not reveal buckets or ordinals
-        relation = exp.select(*(_col(c) for c in plan.columns)).from_(
-            relation.subquery(exp.to_identifier("_paradise_out", quoted=True))
-        ).order_by(exp.Ordered(this=exp.Rand(), nulls_first=traits(dialect).nulls_first))
-    create = exp.Create(kind="TABLE", this=_table(into), expression=relation)
+    if meta.get("shuffle"):  # the stored order must not reveal buckets or ordinals
+        source = source.order_by(
+            exp.Ordered(this=exp.Rand(), nulls_first=traits(dialect).nulls_first)
+        )
+    create = exp.Create(kind="TABLE", this=_table(into), expression=source)
     create_sql = create.sql(dialect)
     backend.run(create_sql)
     try:
         rows = int(_scalar(backend, exp.select(exp.Count(this=exp.Star())).from_(_table(into))))
-        units, suppressed_rows = _verify(backend, into, plan)
     except BaseException:
         _run(backend, exp.Drop(kind="TABLE", tables=[_table(into)], exists=True))
         raise
-    report = _report(table, into, policy.role, rows, plan, units, suppressed_rows, create_sql)
+    report = _report(table, into, policy.role, rows, record, create_sql)
     _store(backend, report)
     processor.refresh()
     return report
 
 
-# --- verification in SQL ----------------------------------------------------------------
-def _verify(
-    backend: Any, into: str, plan: TablePlan
-) -> tuple[tuple[UnitReport, ...], int]:
-    results: list[UnitReport] = []
-    suppressed_rows = 0
-    for unit in plan.units:
-        qis = tuple(c for c in unit if c in plan.quasi_identifiers)
-        if not qis:
-            continue
-        stats = _class_stats(backend, into, qis, plan, skip_all_null=False)
-        action = plan.on_violation
-        if not stats["violating_rows"]:
-            results.append(_unit(plan, qis, stats, "none", 0))
-            continue
-        if action is OnViolation.REFUSE:
-            k_text = f"smallest class has {stats['k']} row(s)"
-            l_text = f", least diversity {stats['l']}" if plan.l is not None else ""
-            raise VerificationError(
-                f'the anonymized table "{into}" is not {plan.k}-anonymous on '
-                f"({', '.join(qis)}): {k_text}{l_text}; the table was dropped",
-                policy_rule=f"tables {plan.table}: privacy.on_violation: refuse",
-                hint="coarsen the transformation (more rows per bucket, generalization)",
-            )
-        if action is OnViolation.SUPPRESS:
-            _suppress(backend, into, qis, plan)
-            after = _class_stats(backend, into, qis, plan, skip_all_null=True)
-            after["violating_rows"] = stats["violating_rows"]
-            results.append(_unit(plan, qis, after, "suppress", int(stats["suppressible"])))
-            suppressed_rows += int(stats["violating_rows"])
-            continue
-        results.append(_unit(plan, qis, stats, "report", 0))
-    return tuple(results), suppressed_rows
-
-
-def _unit(
-    plan: TablePlan, qis: tuple[str, ...], stats: dict[str, Any], action: str, suppressed: int
-) -> UnitReport:
-    return UnitReport(
-        columns=qis,
-        tables=(plan.table,),
-        k_required=plan.k,
-        l_required=plan.l,
-        k_achieved=None if stats["k"] is None else int(stats["k"]),
-        l_achieved=None if stats["l"] is None else int(stats["l"]),
-        classes=int(stats["classes"] or 0),
-        violating_rows=int(stats["violating_rows"] or 0),
-        action=action,
-        suppressed_values=suppressed,
+def _verify(backend: Any, into: str, plan: Any) -> tuple[tuple[UnitReport, ...], int]:
+    """Verify (and repair under ``suppress``) a stored copy of ``plan``'s relation in SQL,
+    counting rows (the copy holds no contributor key); see
+    :func:`paradise.release.verify.verify_stored`. Used by :mod:`paradise.report`."""
+    return verify_stored(
+        backend, None, into, plan, keyed=False, what=f'the anonymized table "{into}"'
     )
-
-
-def _classes(
-    into: str, qis: Sequence[str], plan: TablePlan, *, skip_all_null: bool
-) -> exp.Select:
-    """One row per equivalence class: its size, diversity and non-NULL counts per column."""
-    size = exp.alias_(exp.Count(this=exp.Star()), "_paradise_n", quoted=True)
-    projections: list[exp.Expr] = [size]
-    if plan.l is not None and plan.sensitive:
-        distinct = [
-            exp.Count(this=exp.Distinct(expressions=[_col(s)])) for s in plan.sensitive
-        ]
-        diversity = distinct[0] if len(distinct) == 1 else exp.func("LEAST", *distinct)
-        projections.append(exp.alias_(diversity, "_paradise_l", quoted=True))
-    projections += [
-        exp.alias_(exp.Count(this=_col(q)), f"_paradise_c{i}", quoted=True)
-        for i, q in enumerate(qis)
-    ]
-    query = exp.select(*projections).from_(_table(into)).group_by(*(_col(q) for q in qis))
-    if skip_all_null:
-        query = query.where(exp.not_(exp.and_(*(exp.Is(this=_col(q), expression=exp.null())
-                                                 for q in qis))))
-    return query
-
-
-def _violates(plan: TablePlan, classes_alias: str | None = None) -> exp.Expr:
-    condition: exp.Expr = exp.LT(
-        this=_col("_paradise_n", classes_alias), expression=exp.Literal.number(plan.k)
-    )
-    if plan.l is not None and plan.sensitive:
-        condition = exp.or_(
-            condition,
-            exp.LT(this=_col("_paradise_l", classes_alias), expression=exp.Literal.number(plan.l)),
-        )
-    return condition
-
-
-def _class_stats(
-    backend: Any, into: str, qis: Sequence[str], plan: TablePlan, *, skip_all_null: bool
-) -> dict[str, Any]:
-    classes = _classes(into, qis, plan, skip_all_null=skip_all_null)
-    bad = _violates(plan, "c")
-    zero = exp.Literal.number(0)
-    suppressible = exp.Add(this=zero.copy(), expression=zero.copy())
-    for i in range(len(qis)):
-        suppressible = exp.Add(this=suppressible, expression=_col(f"_paradise_c{i}", "c"))
-    has_l = plan.l is not None and plan.sensitive
-    query = exp.select(
-        exp.Count(this=exp.Star()),
-        exp.Min(this=_col("_paradise_n", "c")),
-        exp.Min(this=_col("_paradise_l", "c")) if has_l else exp.null(),
-        exp.Sum(this=exp.If(this=bad, true=_col("_paradise_n", "c"), false=zero.copy())),
-        exp.Sum(this=exp.If(this=bad.copy(), true=suppressible, false=zero.copy())),
-    ).from_(classes.subquery(exp.to_identifier("c", quoted=True)))
-    row = backend.execute(query.sql(backend.dialect)).rows[0]
-    return {
-        "classes": row[0],
-        "k": row[1],
-        "l": row[2],
-        "violating_rows": int(row[3] or 0),
-        "suppressible": int(row[4] or 0),
-    }
-
-
-def _suppress(backend: Any, into: str, qis: Sequence[str], plan: TablePlan) -> None:
-    """``UPDATE into SET qi = NULL`` for rows whose class (NULL-safe) breaks k or l."""
-
-    def keys(alias: str | None) -> list[exp.Expr]:
-        out: list[exp.Expr] = []
-        for q in qis:
-            ref = _col(q, alias)
-            out.append(exp.If(this=exp.Is(this=ref, expression=exp.null()),
-                              true=exp.Literal.number(1), false=exp.Literal.number(0)))
-            out.append(exp.Coalesce(this=exp.cast(ref.copy(), exp.DataType.Type.TEXT),
-                                    expressions=[exp.Literal.string("")]))
-        return out
-
-    labels = [f"_paradise_k{i}" for i in range(2 * len(qis))]
-    grouped = _classes(into, qis, plan, skip_all_null=False)
-    grouped = grouped.select(
-        *(exp.alias_(k, label, quoted=True) for k, label in zip(keys(None), labels, strict=True))
-    )
-    violating = exp.select(*(_col(label, "v") for label in labels)).from_(
-        grouped.subquery(exp.to_identifier("v", quoted=True))
-    ).where(_violates(plan, "v"))
-    # the derived table around it lets MySQL read the table it updates
-    wrapped = exp.select("*").from_(violating.subquery(exp.to_identifier("w", quoted=True)))
-    target = exp.Tuple(expressions=keys(into))
-    update = exp.update(
-        _table(into),
-        {q: exp.null() for q in qis},
-        where=exp.In(this=target, query=wrapped.subquery()),
-    )
-    # exp.update quotes nothing: set the column identifiers explicitly
-    for assignment in update.expressions:
-        assignment.set("this", _col(assignment.this.name))
-    _run(backend, update)
 
 
 # --- annotations --------------------------------------------------------------------------
 def _report(
-    table: str,
-    into: str,
-    role: str,
-    rows: int,
-    plan: TablePlan,
-    units: tuple[UnitReport, ...],
-    suppressed_rows: int,
-    sql: str,
+    table: str, into: str, role: str, rows: int, record: ReleaseRecord, sql: str
 ) -> AnonymizeReport:
-    ks = [u.k_achieved for u in units if u.k_achieved is not None]
-    ls = [u.l_achieved for u in units if u.l_achieved is not None]
+    meta, checked = record.plan, record.verification
+    units = tuple(
+        UnitReport(**{**u, "columns": tuple(u["columns"]), "tables": tuple(u["tables"])})
+        for u in checked.get("units", [])
+    )
     return AnonymizeReport(
-        table=plan.table,
+        table=record.table,
         into=into,
         role=role,
         rows=rows,
-        columns=plan.columns,
-        hidden_columns=plan.hidden,
-        operators=plan.steps,
-        k_required=plan.k,
-        k_achieved=min(ks) if ks else None,
-        l_required=plan.l,
-        l_achieved=min(ls) if ls else None,
-        on_violation=plan.on_violation.value,
+        columns=tuple(meta["columns"]),
+        hidden_columns=tuple(meta["hidden"]),
+        operators=tuple(meta["steps"]),
+        k_required=int(checked["k_required"]),
+        k_achieved=checked.get("k_achieved"),
+        l_required=checked.get("l_required"),
+        l_achieved=checked.get("l_achieved"),
+        on_violation=str(checked["on_violation"]),
         units=units,
-        suppressed_values=sum(u.suppressed_values for u in units),
-        suppressed_rows=suppressed_rows,
+        suppressed_values=int(checked.get("suppressed_values", 0)),
+        suppressed_rows=int(checked.get("suppressed_rows", 0)),
         sql=sql,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        release_version=record.version,
     )
 
 

@@ -37,6 +37,7 @@ from paradise.postprocess.aggregates import check_rollup_contributors, suppress_
 from paradise.postprocess.annotate import Annotations, TableAnnotation
 from paradise.postprocess.verify import Labels, small_groups, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
+from paradise.release.manager import ReleaseSource
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import (
     Block,
@@ -127,8 +128,12 @@ def prepare(
     params: Sequence[Any] | None = None,
     plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
     database: RewriteDatabase | None = None,
+    releases: ReleaseSource | None = None,
 ) -> Prepared:
     """Parse, check, qualify and rewrite ``sql`` for ``ctx``'s role.
+
+    With ``releases``, tables served from a materialized release read it instead of
+    recomputing their operators (:mod:`paradise.release`).
 
     The database is touched only by operators that need rewrite-time aggregates
     (``database``; see :class:`paradise.anonymize.base.RewriteDatabase`).
@@ -136,7 +141,9 @@ def prepare(
     :class:`~paradise.errors.UnsupportedQueryError`.
     """
     try:
-        return _prepare(sql, ctx, params=params, plan_cache=plan_cache, database=database)
+        return _prepare(
+            sql, ctx, params=params, plan_cache=plan_cache, database=database, releases=releases
+        )
     except ParadiseError:
         raise
     except Exception as exc:  # fail closed (B1.3): never run what was not fully understood
@@ -156,6 +163,7 @@ def _prepare(
     params: Sequence[Any] | None = None,
     plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
     database: RewriteDatabase | None = None,
+    releases: ReleaseSource | None = None,
 ) -> Prepared:
     clock = _Clock()
     read = ctx.read_dialect or ctx.dialect
@@ -202,7 +210,7 @@ def _prepare(
     check_generalized(model, ctx.policy, ctx.role)
     clock.lap("qualify")
     read_columns = _read_columns(model)
-    plans = _plans(model, ctx, read_columns, plan_cache, database, guards_by_table)
+    plans = _plans(model, ctx, read_columns, plan_cache, database, guards_by_table, releases)
     guards = {t: _with_units(g, plans[t]) for t, g in guards_by_table.items()}
     spec = check_aggregates(model, plans, guards, ctx.role)
     count = count_contributors(model, guards, ctx.dialect, totals=spec is not None)
@@ -216,7 +224,8 @@ def _prepare(
     statement, stats, grouped = _assemble(model, plans, guards, count, names, ctx)
     for plan in plans.values():
         ops = ", ".join(str(s["operator"]) for s in plan.steps) or "projection only"
-        steps.append(f"rewrite: {plan.table} -> anonymized relation ({ops})")
+        source = f"; read from release v{plan.release['version']}" if plan.release else ""
+        steps.append(f"rewrite: {plan.table} -> anonymized relation ({ops}){source}")
     clock.lap("rewrite")
     if ctx.dialect == "mysql":
         _rollup_for_mysql(statement)
@@ -306,8 +315,10 @@ def _plans(
     plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None,
     database: RewriteDatabase | None,
     guards: dict[str, Guard],
+    releases: ReleaseSource | None = None,
 ) -> dict[str, TablePlan]:
-    """One anonymization plan per stored table (row-level if any reference releases rows)."""
+    """One anonymization plan per stored table (row-level if any reference releases rows);
+    a table served from a release reads it (``releases``)."""
     plans: dict[str, TablePlan] = {}
     row_level = {
         ref.table for ref in model.refs if reaches_rows(ref.block) or _releases_values(ref.block)
@@ -318,6 +329,11 @@ def _plans(
             continue
         aggregate = table not in row_level
         needed = read_columns.get(table, frozenset())
+        if releases is not None:
+            released = releases.plan(ctx, table, needed=needed, contributor=table in guards)
+            if released is not None:
+                plans[table] = released
+                continue
         cache_key = (ctx.role, table, aggregate, needed)
         plan = plan_cache.get(cache_key) if plan_cache is not None else None
         if plan is None:
@@ -552,6 +568,7 @@ def run(
     params: Sequence[Any] | None = None,
     plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
     prepared_cache: PreparedCache[Prepared] | None = None,
+    releases: ReleaseSource | None = None,
 ) -> Result:
     """Prepare, execute, verify and annotate one query.
 
@@ -564,10 +581,14 @@ def run(
     if prepared_cache is not None:
         key = prepared_key(sql, role=ctx.role, read_dialect=ctx.read_dialect, params=params)
     cached = prepared_cache.get(key) if prepared_cache is not None and key is not None else None
+    if cached is not None and releases is not None and not releases.current(ctx, cached.plans):
+        cached = None  # a release it reads was rebuilt (or must be)
     if cached is not None:
         prepared = dataclasses.replace(cached, timings_ms={"prepare (cached)": 0.0})
     else:
-        prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache, database=access)
+        prepared = prepare(
+            sql, ctx, params=params, plan_cache=plan_cache, database=access, releases=releases
+        )
         if prepared_cache is not None and key is not None and not access.used:
             prepared_cache.put(key, prepared)
     clock = _Clock()
@@ -618,7 +639,7 @@ def run(
     annotations = Annotations.build(
         role=ctx.role,
         sql=prepared.display_sql,
-        tables=_table_annotations(prepared.plans),
+        tables=_table_annotations(prepared.plans, releases),
         verification=verification,
         timings_ms={**prepared.timings_ms, **clock.timings},
         aggregates=cells,
@@ -664,6 +685,7 @@ def explain(
     *,
     params: Sequence[Any] | None = None,
     backend: Backend | None = None,
+    releases: ReleaseSource | None = None,
 ) -> ExplainResult:
     """What :func:`run` would execute, without running it.
 
@@ -671,11 +693,11 @@ def explain(
     MDAV groups, suppression counts) may query it; without, they raise or omit them.
     """
     database = BackendAccess(backend) if backend is not None else None
-    prepared = prepare(sql, ctx, params=params, database=database)
+    prepared = prepare(sql, ctx, params=params, database=database, releases=releases)
     return ExplainResult(
         sql=prepared.display_sql,
         plan=prepared.steps,
-        tables=_table_annotations(prepared.plans),
+        tables=_table_annotations(prepared.plans, releases),
     )
 
 
@@ -729,7 +751,9 @@ class BackendAccess:
         self.backend.run(statement.sql(dialect=self.dialect))
 
 
-def _table_annotations(plans: dict[str, TablePlan]) -> tuple[TableAnnotation, ...]:
+def _table_annotations(
+    plans: dict[str, TablePlan], releases: ReleaseSource | None = None
+) -> tuple[TableAnnotation, ...]:
     return tuple(
         TableAnnotation(
             table=p.table,
@@ -739,6 +763,7 @@ def _table_annotations(plans: dict[str, TablePlan]) -> tuple[TableAnnotation, ..
             l_required=p.l,
             on_violation=p.on_violation.value,
             pseudonyms=p.pseudonyms,
+            release=releases.annotation(p) if releases is not None else None,
         )
         for p in plans.values()
     )

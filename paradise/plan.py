@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,8 @@ class TablePlan:
             keys): a query that reads it twice must read one evaluation.
         keyless: where the key is numbered over the built relation, the relation
             without it (used when a query never reads the key).
+        release: where the relation reads a materialized release
+            (:mod:`paradise.release`), its role, table, version and build time.
     """
 
     table: str
@@ -77,6 +79,7 @@ class TablePlan:
     contributor: bool = False
     volatile: bool = False
     keyless: exp.Select | None = None
+    release: dict[str, Any] | None = None
 
     def unit_of(self, col: str) -> int | None:
         """Index of the linkable unit that holds ``col`` (None: not a quasi-identifier)."""
@@ -136,6 +139,7 @@ def plan_table(
     needed: frozenset[str] | None = None,
     contributor: bool = False,
     schema: str | None = None,
+    stage: Callable[[exp.Select], exp.Select] | None = None,
 ) -> TablePlan:
     """Build the anonymized relation and metadata for ``table``.
 
@@ -152,6 +156,11 @@ def plan_table(
     With ``contributor``, the relation carries the contributor key ``_paradise_c``
     (:mod:`paradise.anonymize.contributor`). The stored table is read as
     ``schema.table`` when ``schema`` is given (so no name in a query can stand for it).
+
+    ``stage`` (release builds, :mod:`paradise.release.build`) receives the relation before
+    every transform step but the first and returns the relation the step reads instead
+    (the same columns, e.g. read from a table holding the relation's rows), so that a
+    step and its report read the previous steps' result instead of recomputing it.
     """
     visible = policy.visible_columns(catalog_columns)
     hidden = tuple(c for c in catalog_columns if c not in visible)
@@ -244,8 +253,10 @@ def plan_table(
         )
     units: tuple[tuple[str, ...], ...] | None = None
     shuffle = False
-    for step in policy.transform:
+    for i, step in enumerate(policy.transform):
         op = operator(step.name)
+        if stage is not None and i > 0:
+            relation = stage(relation)  # a release build materializes each step's output
         before = relation
         relation = op.apply(relation, step.params, ctx)
         annotation: dict[str, Any] = {

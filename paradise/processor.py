@@ -25,6 +25,7 @@ from paradise.errors import QueryRejected
 from paradise.plan import TablePlan
 from paradise.policy import PolicySet, RolePolicy, load_policies
 from paradise.prepared_cache import PreparedCache
+from paradise.release import ReleaseRecord, Releases
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.context import RewriteContext
 
@@ -38,8 +39,9 @@ class Processor:
     """Runs queries under role policies against one backend.
 
     Safe to share between threads: per-query state lives in the pipeline's
-    frozen values; the only shared state is the catalog, the plan cache and the cache of
-    prepared queries (:mod:`paradise.prepared_cache`), all guarded by locks.
+    frozen values; the only shared state is the catalog, the plan cache, the cache of
+    prepared queries (:mod:`paradise.prepared_cache`) and what it knows of the releases
+    (:attr:`releases`), all guarded by locks.
     """
 
     def __init__(
@@ -62,6 +64,8 @@ class Processor:
         secret = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
         self._pseudonym_secret = secret.encode("utf-8") if isinstance(secret, str) else secret
         self._lock = threading.Lock()
+        self.releases = Releases(backend, lambda: pipeline.BackendAccess(backend))
+        """The releases of this database (:mod:`paradise.release`)."""
         if role is not None:
             self.policy(role)
 
@@ -107,6 +111,7 @@ class Processor:
             self._schema = None
             self._plans.clear()
             self._prepared.clear()
+        self.releases.forget()
 
     def context(
         self, role: str | None = None, *, read_dialect: str | None = None
@@ -143,6 +148,7 @@ class Processor:
             params=params,
             plan_cache=self._plans,
             prepared_cache=self._prepared,
+            releases=self.releases,
         )
 
     def describe(
@@ -161,7 +167,28 @@ class Processor:
         self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
     ) -> ExplainResult:
         """The generated SQL and plan for ``sql`` under ``role``, without running it."""
-        return pipeline.explain(sql, self.context(role), params=params, backend=self.backend)
+        return pipeline.explain(
+            sql,
+            self.context(role),
+            params=params,
+            backend=self.backend,
+            releases=self.releases.without_builds(),
+        )
+
+    # --- releases (issue 14) --------------------------------------------------------------
+    def release(
+        self, table: str, role: str | None = None, *, rebuild: bool = False
+    ) -> ReleaseRecord:
+        """Make sure ``table`` has a current, fresh release for ``role``; return it.
+
+        Builds one if there is none, or if the source or the policy changed since the
+        current one was built; ``rebuild`` builds a new version in any case. Queries of the
+        role read it where the table's policy says ``release: {mode: materialized}`` (the
+        default for randomizing operators). See :mod:`paradise.release`.
+        """
+        ctx = self.context(role)
+        canonical = _canonical(ctx.catalog, table)
+        return self.releases.build(ctx, canonical, force=rebuild)
 
     # --- static anonymization (issue 3) ---------------------------------------------------
     def anonymize(
@@ -215,6 +242,14 @@ class Processor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _canonical(catalog: Mapping[str, Any], table: str) -> str:
+    """The catalog's spelling of ``table`` (unchanged if the catalog has no such table)."""
+    if table in catalog:
+        return table
+    matches = [name for name in catalog if name.lower() == table.lower()]
+    return matches[0] if len(matches) == 1 else table
 
 
 def connect(

@@ -7,6 +7,7 @@ import pytest
 import paradise
 from paradise.backends.base import ResultSet
 from paradise.backends.duckdb import DuckDBBackend
+from paradise.policy import PolicySet
 
 
 class RecordingDuckDB(DuckDBBackend):
@@ -28,6 +29,31 @@ def proc() -> paradise.Processor:
     processor = paradise.connect(backend)
     processor.load_demo()
     return processor
+
+
+def live_policies(policies: PolicySet) -> PolicySet:
+    """``policies`` with every table recomputed per query (``release: {mode: live}``)."""
+    from paradise.policy.release import ReleasePolicy
+
+    live = ReleasePolicy(mode="live", acknowledge_averaging=True)
+    return {
+        role: policy.model_copy(
+            update={
+                "tables": {
+                    name: table.model_copy(update={"release": live})
+                    for name, table in policy.tables.items()
+                }
+            }
+        )
+        for role, policy in policies.items()
+    }
+
+
+@pytest.fixture(scope="session")
+def live_proc(proc: paradise.Processor) -> paradise.Processor:
+    """A processor over ``proc``'s database that recomputes every table per query (no
+    releases): for tests of the operators' live SQL."""
+    return paradise.Processor(proc.backend, live_policies(proc.policies))
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ from paradise.policy.model import (
     RolePolicy,
     TablePolicy,
 )
+from paradise.policy.release import ReleasePolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -43,7 +44,9 @@ def test_every_operator_is_documented() -> None:
 
 
 def test_every_policy_key_is_documented() -> None:
-    for model in (RolePolicy, TablePolicy, PrivacyModel, AggregateRules, CellSuppression):
+    for model in (
+        RolePolicy, TablePolicy, PrivacyModel, AggregateRules, CellSuppression, ReleasePolicy
+    ):
         for name, field in model.model_fields.items():
             key = field.alias or name
             assert f"{key}:" in DOCS, key

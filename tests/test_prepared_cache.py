@@ -11,6 +11,7 @@ import paradise
 from paradise.errors import QueryRejected
 from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.processor import Processor
+from tests.conftest import live_policies
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +56,17 @@ def test_refresh_empties_the_cache(proc: Processor) -> None:
 
 
 def test_data_dependent_preparations_are_not_cached(proc: Processor) -> None:
+    live_proc = Processor(proc.backend, live_policies(proc.policies), read_dialect="postgres")
+    # live, microaggregation and local suppression read the data at rewrite time
+    live_proc.query("SELECT age, sex FROM adult LIMIT 5", role="statistics_office")
+    assert len(live_proc._prepared) == 0
+
+
+def test_preparations_over_a_release_are_cached(proc: Processor) -> None:
     proc.refresh()
-    # microaggregation and local suppression read the data at rewrite time
+    # from a release, the plan reads no data: the preparation is kept (and revalidated)
     proc.query("SELECT age, sex FROM adult LIMIT 5", role="statistics_office")
-    assert len(proc._prepared) == 0
+    assert len(proc._prepared) == 1
 
 
 def test_cache_is_bounded_and_thread_safe() -> None:

@@ -13,6 +13,7 @@ from paradise.cli.demo import demo
 from paradise.cli.examples import examples
 from paradise.cli.policy import policy
 from paradise.cli.query import explain, query
+from paradise.cli.release import release
 from paradise.cli.report import report
 from paradise.cli.serve import serve
 from paradise.cli.suppress import suppress
@@ -20,8 +21,20 @@ from paradise.cli.users import user
 
 __all__ = ["ParadiseGroup", "cli", "main"]
 
-for command in (demo, examples, query, explain, policy, load, anonymize, suppress, report, serve,
-                user):
+for command in (
+    demo,
+    examples,
+    query,
+    explain,
+    policy,
+    load,
+    anonymize,
+    release,
+    suppress,
+    report,
+    serve,
+    user,
+):
     cli.add_command(command)
 
 

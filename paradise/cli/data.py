@@ -177,8 +177,9 @@ class _LoadProgress:
 def anonymize(
     target: str, policies: str | None, role: str, table: str, into: str, replace: bool
 ) -> None:
-    """Materialize TABLE as ROLE sees it into INTO, inside the database (CREATE TABLE AS);
-    verify k and l with SQL, apply on_violation, store the annotations beside it."""
+    """Export ROLE's release of TABLE as INTO, inside the database (CREATE TABLE AS): the
+    release is built first if missing or stale (verified with SQL, on_violation applied);
+    the annotations are stored beside it."""
     from paradise.processor import connect
 
     with connect(require_database(target), policies=policies) as proc:
@@ -197,4 +198,8 @@ def anonymize(
         f"hidden: {', '.join(report.hidden_columns) or 'none'}",
         highlight=False,
     )
-    out_console.print("annotations stored in paradise_annotations", highlight=False)
+    out_console.print(
+        f"copied from release v{report.release_version} of {report.table} for role "
+        f"{report.role}; annotations stored in paradise_annotations",
+        highlight=False,
+    )

@@ -114,6 +114,15 @@ def serve(
     if config.workers == 1:
         _serve_process(config, target, policy_dir, demo)
         return
+    if shared_file:
+        # workers open the file read-only: build the releases they will read first
+        from paradise.cli.release import refresh_materialized
+
+        writable = _open(target, policy_dir)
+        try:
+            refresh_materialized(writable)
+        finally:
+            writable.close()
     # check the backend and policies once, here, before any worker starts
     preflight = _open(target, policy_dir, read_only=shared_file, pool_size=1)
     roles = preflight.roles

@@ -36,6 +36,7 @@ from pydantic import (
 
 from paradise.anonymize.registry import OPERATORS, OperatorParams
 from paradise.policy.preferences import Preferences
+from paradise.policy.release import ReleasePolicy, default_mode, randomized
 
 __all__ = [
     "AggregateRules",
@@ -46,6 +47,7 @@ __all__ = [
     "Preferences",
     "PrivacyModel",
     "Release",
+    "ReleasePolicy",
     "RolePolicy",
     "Step",
     "TablePolicy",
@@ -221,6 +223,7 @@ class TablePolicy(_Frozen):
     aggregates: AggregateRules | None = None
     subject_key: str | None = None
     preferences: Preferences | None = None
+    release: ReleasePolicy = ReleasePolicy()
     description: str | None = None
 
     @field_validator("columns")
@@ -281,7 +284,31 @@ class TablePolicy(_Frozen):
             for name in self.preferences.coarsen:
                 if name not in self.columns:
                     raise ValueError(f"preferences.coarsen names unknown column {name!r}")
+        self._check_release()
         return self
+
+    def _check_release(self) -> None:
+        rule = self.release
+        drawn = randomized(step.name for step in self.transform)
+        if rule.acknowledge_averaging and rule.mode != "live":
+            raise ValueError("release.acknowledge_averaging only applies to release.mode 'live'")
+        if rule.mode == "live" and drawn and not rule.acknowledge_averaging:
+            raise ValueError(
+                f"release.mode 'live' recomputes {', '.join(drawn)} for every answer, so "
+                "averaging answers undoes the randomization; set "
+                "release.acknowledge_averaging: true to accept that, or use 'materialized'"
+            )
+        if self.preferences is not None and self.release_mode == "materialized":
+            raise ValueError(
+                "release.mode 'materialized' is not available for tables with preferences "
+                "(they shape rows per query); set release.mode: live"
+                + (" with release.acknowledge_averaging: true" if drawn else "")
+            )
+
+    @property
+    def release_mode(self) -> Literal["materialized", "live"]:
+        """``release.mode``, or its default from the table's operators."""
+        return self.release.mode or default_mode(step.name for step in self.transform)
 
     def pseudonym_columns(self) -> tuple[str, ...]:
         """Identifier columns released as keyed pseudonyms, in policy order."""

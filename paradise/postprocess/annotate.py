@@ -28,6 +28,8 @@ class TableAnnotation:
         on_violation: what verification does with violating rows.
         pseudonyms: identifier columns released as keyed pseudonyms (linkable within
             the role; not counted as quasi-identifiers for k).
+        release: where the table was read from a materialized release: its ``version``,
+            ``built_at``, ``age_seconds``, ``refresh`` rule and any ``note``.
     """
 
     table: str
@@ -37,6 +39,7 @@ class TableAnnotation:
     l_required: int | None
     on_violation: str
     pseudonyms: tuple[str, ...] = ()
+    release: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ class Annotations:
             if t.pseudonyms:
                 hidden += f", pseudonymized: {', '.join(t.pseudonyms)}"
             lines.append(f"table {t.table}: operators: {ops}{hidden}")
+            if t.release is not None:
+                lines.append(f"table {t.table}: {_release_line(t.release)}")
         for p in self.preferences:
             lines.append(
                 f"table {p['table']}: preferences of {p['subjects']} subject(s) shaped this "
@@ -158,6 +163,29 @@ class Annotations:
                 )
         lines.extend(f"warning: {w}" for w in self.warnings)
         return lines
+
+
+def _release_line(release: dict[str, Any]) -> str:
+    """``read from release v3 (built ..., 12 s old; refresh on_change)`` and any note."""
+    age = release.get("age_seconds")
+    old = f", {_age(age)} old" if age is not None else ""
+    text = (
+        f"read from release v{release['version']} (built {release['built_at']}{old}; "
+        f"refresh {release.get('refresh')})"
+    )
+    return text + (f"; {release['note']}" if release.get("note") else "")
+
+
+def _age(seconds: float) -> str:
+    """A duration for people.
+
+    >>> _age(42.0), _age(7200.0)
+    ('42 s', '2.0 h')
+    """
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
 
 
 def _fmt(params: dict[str, Any]) -> str:
