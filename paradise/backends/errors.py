@@ -114,18 +114,36 @@ def user_error(
     code = sqlstate or sqlstate_of(exc)
     rid = request_id()
     message, hint = generic_message(code)
-    text = str(exc).strip() or type(exc).__name__
     logger.warning(
         "request %s: %s error %s (%s): %s",
         rid,
         backend or _driver(exc),
         code,
-        type(exc).__name__,
-        redact(" ".join(text.split())),
+        _label(exc),
+        redact(" ".join(_text(exc).split())),
     )
     error = BackendError(f"{message} (SQLSTATE {code}, request {rid})", hint=hint, sqlstate=code)
     error.request_id = rid  # type: ignore[attr-defined]
     return error
+
+
+def _mysql_args(exc: BaseException) -> tuple[int, str] | None:
+    args = getattr(exc, "args", ())
+    if _driver(exc) == "mysql" and len(args) >= 2 and isinstance(args[0], int):
+        return args[0], str(args[1])
+    return None
+
+
+def _label(exc: BaseException) -> str:
+    """The exception's class, with the MySQL error number (a code, not data)."""
+    mysql = _mysql_args(exc)
+    return f"{type(exc).__name__} {mysql[0]}" if mysql else type(exc).__name__
+
+
+def _text(exc: BaseException) -> str:
+    """The database's message (PyMySQL keeps it apart from the error number)."""
+    mysql = _mysql_args(exc)
+    return mysql[1] if mysql else str(exc).strip() or type(exc).__name__
 
 
 def _driver(exc: BaseException) -> str:
