@@ -23,6 +23,7 @@ from paradise.anonymize.dialects import with_shared_cte
 from paradise.anonymize.preferences import shaped_subjects_query
 from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
 from paradise.backends.base import Backend
+from paradise.backends.errors import user_error
 from paradise.errors import (
     BackendError,
     ParadiseError,
@@ -770,17 +771,19 @@ def _table_annotations(
 
 
 def _execute(backend: Backend, prepared: Prepared) -> Any:
-    """Run the statement; a backend error never shows key material (it may quote the SQL)."""
+    """Run the statement; a failure reaches the caller as a data-free error with a request id
+    (:func:`paradise.backends.errors.user_error`), never with key material."""
     try:
         return backend.execute(prepared.sql)
-    except BackendError as exc:
-        if not prepared.secrets:
-            raise
-        fields = (exc.message, exc.hint, exc.detail)
+    except Exception as exc:
+        failure = user_error(exc)
+    if prepared.secrets and isinstance(failure, BackendError):
+        fields = (failure.message, failure.hint, failure.detail)
         text = [redact(t, prepared.secrets) if t else t for t in fields]
-        raise BackendError(
-            text[0] or "", hint=text[1], detail=text[2], sqlstate=exc.sqlstate
-        ) from None
+        failure = BackendError(
+            text[0] or "", hint=text[1], detail=text[2], sqlstate=failure.sqlstate
+        )
+    raise failure
 
 
 def _count_shaped_subjects(prepared: Prepared, access: BackendAccess) -> tuple[dict[str, Any], ...]:
