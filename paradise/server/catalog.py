@@ -135,7 +135,9 @@ def _output_names(tree: exp.Query) -> list[str] | None:
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for p in first.expressions):  # fmt: skip
         return None
-    names = pg_column_names(first, pg_output_names(unwrap_schema_calls(tree.copy())))
+    unwrapped = unwrap_schema_calls(tree.copy())
+    assert isinstance(unwrapped, exp.Query)
+    names = pg_column_names(first, pg_output_names(unwrapped))
     for i, projection in enumerate(first.expressions):
         special = _SESSION_NAMES.get(type(projection))
         if special is not None and i < len(names):
