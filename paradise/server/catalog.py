@@ -152,6 +152,7 @@ def _run(
     on_connection: Callable[[Any], None] | None,
     *,
     describe_only: bool = False,
+    cancelled: Callable[[], bool] | None = None,
 ) -> HandlerResult:
     names = _output_names(tree)
     translated = translate(tree, context)
@@ -165,6 +166,8 @@ def _run(
         result = cursor.execute(duck_sql)
         description = result.description or []
         rows = result.fetchall()
+        if cancelled is not None and cancelled():  # interrupted before DuckDB started
+            raise UnsupportedQueryError("canceling statement", sqlstate="57014")
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnsupportedQueryError(
@@ -189,6 +192,7 @@ def answer_catalog_query(
     params: Sequence[object | None] | None = None,
     context: CatalogContext | None = None,
     on_connection: Callable[[Any], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> HandlerResult:
     """Run a catalog query against the sandbox that holds only what ``role`` may see.
 
@@ -200,6 +204,7 @@ def answer_catalog_query(
         context: the session's user, settings and pid (what ``current_user``,
             ``current_setting`` and ``pg_backend_pid`` answer).
         on_connection: called with the sandbox cursor so the caller can interrupt it.
+        cancelled: tells whether the caller interrupted the query (checked once it ran).
 
     Raises:
         UnsupportedQueryError: outside the catalog grammar, or the handler lists no schema.
@@ -210,7 +215,7 @@ def answer_catalog_query(
     tree = _parse(sql)
     if params:
         tree = _bind(tree, list(params))
-    return _run(tree, snapshot, context, on_connection)
+    return _run(tree, snapshot, context, on_connection, cancelled=cancelled)
 
 
 def describe_catalog_query(
