@@ -144,10 +144,8 @@ class _Connection(asyncio.Protocol):
         self.stopped.set()
         call, token = self.running
         try:
-            if call.kind is CallKind.CATALOG:
-                interrupt = getattr(token.sandbox, "interrupt", None)
-                if interrupt is not None:
-                    interrupt()
+            if call.kind in (CallKind.CATALOG, CallKind.CATALOG_DESCRIBE):
+                token.interrupt_sandbox()
             else:
                 self.server.handler.cancel(token)
         except Exception:

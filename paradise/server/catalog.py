@@ -135,7 +135,9 @@ def _output_names(tree: exp.Query) -> list[str] | None:
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for p in first.expressions):  # fmt: skip
         return None
-    names = pg_column_names(first, pg_output_names(unwrap_schema_calls(tree.copy())))
+    unwrapped = unwrap_schema_calls(tree.copy())
+    assert isinstance(unwrapped, exp.Query)
+    names = pg_column_names(first, pg_output_names(unwrapped))
     for i, projection in enumerate(first.expressions):
         special = _SESSION_NAMES.get(type(projection))
         if special is not None and i < len(names):
@@ -150,6 +152,7 @@ def _run(
     on_connection: Callable[[Any], None] | None,
     *,
     describe_only: bool = False,
+    cancelled: Callable[[], bool] | None = None,
 ) -> HandlerResult:
     names = _output_names(tree)
     translated = translate(tree, context)
@@ -163,6 +166,8 @@ def _run(
         result = cursor.execute(duck_sql)
         description = result.description or []
         rows = result.fetchall()
+        if cancelled is not None and cancelled():  # interrupted before DuckDB started
+            raise UnsupportedQueryError("canceling statement", sqlstate="57014")
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnsupportedQueryError(
@@ -187,6 +192,7 @@ def answer_catalog_query(
     params: Sequence[object | None] | None = None,
     context: CatalogContext | None = None,
     on_connection: Callable[[Any], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> HandlerResult:
     """Run a catalog query against the sandbox that holds only what ``role`` may see.
 
@@ -198,6 +204,7 @@ def answer_catalog_query(
         context: the session's user, settings and pid (what ``current_user``,
             ``current_setting`` and ``pg_backend_pid`` answer).
         on_connection: called with the sandbox cursor so the caller can interrupt it.
+        cancelled: tells whether the caller interrupted the query (checked once it ran).
 
     Raises:
         UnsupportedQueryError: outside the catalog grammar, or the handler lists no schema.
@@ -208,7 +215,7 @@ def answer_catalog_query(
     tree = _parse(sql)
     if params:
         tree = _bind(tree, list(params))
-    return _run(tree, snapshot, context, on_connection)
+    return _run(tree, snapshot, context, on_connection, cancelled=cancelled)
 
 
 def describe_catalog_query(

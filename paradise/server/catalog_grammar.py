@@ -328,9 +328,11 @@ def _table(node: exp.Table, ctes: set[str]) -> None:
             raise _refuse(f"table function {node.db}.{source.sql('postgres')[:60]}")
         node.set("db", None)
         node.set("catalog", None)
-        alias = node.args.get("alias")
-        if isinstance(alias, exp.TableAlias) and not alias.columns and alias.this is not None:
-            alias.set("columns", [exp.to_identifier(alias.name)])  # PostgreSQL: f(x) AS x
+        table_alias = node.args.get("alias")
+        if (isinstance(table_alias, exp.TableAlias) and not table_alias.columns
+                and table_alias.this is not None):  # fmt: skip
+            # PostgreSQL: FROM f(x) AS x names the one column x too
+            table_alias.set("columns", [exp.to_identifier(table_alias.name)])
         return
     if not isinstance(source, exp.Identifier):
         raise _refuse(f"the table expression {node.sql('postgres')[:60]}")
@@ -489,7 +491,7 @@ def _cast(node: exp.Cast) -> None:
 
 def _object_id(node: exp.Cast, kind: str) -> exp.Expr:
     """``'adult'::regclass`` -> its oid; ``oid::regclass`` -> the oid, or its name as text."""
-    value = node.this
+    value: exp.Expr = node.this
     if isinstance(value, exp.Literal) and value.is_string:
         name = value.this.strip()
         if kind in ("regproc", "regprocedure"):  # stored as names (pg_type.typinput ...)

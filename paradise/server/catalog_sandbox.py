@@ -175,9 +175,9 @@ class _Sandbox:
             ddl.append(f"CREATE TABLE {INTERNAL_SCHEMA}.type_format (oid BIGINT, base BIGINT, "
                        "prefix VARCHAR, suffix VARCHAR)")  # fmt: skip
             con.execute(";\n".join(ddl))
-            for target, rows in filled:
-                _insert(con, target, rows)
-            _insert(con, f"{INTERNAL_SCHEMA}.type_names", type_name_rows())
+            for target, filled_rows in filled:
+                _insert(con, target, filled_rows)
+            _insert(con, f"{INTERNAL_SCHEMA}.type_names", list(type_name_rows()))
             formats = [
                 (t.oid, t.element if t.category == "A" and t.name.startswith("_") else t.oid)
                 for t in TYPES.values()

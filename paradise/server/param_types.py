@@ -72,7 +72,8 @@ def _value_oid(node: exp.Expr | None, column_type: ColumnType) -> int | None:
 
 
 def _infer(node: exp.Expr, column_type: ColumnType) -> int:
-    parent, child = node.parent, node
+    parent: exp.Expr | None = node.parent
+    child: exp.Expr | None = node
     while isinstance(parent, exp.Paren):
         parent, child = parent.parent, parent
     if isinstance(parent, exp.Cast):

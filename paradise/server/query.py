@@ -17,6 +17,7 @@ import dataclasses
 import enum
 import inspect
 import logging
+import threading
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -83,13 +84,28 @@ Flow = Generator[HandlerCall, CallOutcome, Any]
 class CallToken:
     """Identifies one handler call (passed to ``handler.run`` and ``handler.cancel``)."""
 
-    __slots__ = ("sandbox",)
+    __slots__ = ("_lock", "cancelled", "sandbox")
 
     def __init__(self) -> None:
         self.sandbox: Any = None  # the catalog sandbox connection, for interrupting it
+        self.cancelled = False
+        self._lock = threading.Lock()
 
     def attach(self, connection: Any) -> None:
-        self.sandbox = connection
+        """Called by the catalog with its sandbox cursor before it runs the query."""
+        with self._lock:
+            self.sandbox = connection
+            cancelled = self.cancelled
+        if cancelled:  # cancelled while the sandbox was being built
+            raise ParadiseError("canceling statement", sqlstate="57014")
+
+    def interrupt_sandbox(self) -> None:
+        """Interrupt the catalog query now, or as soon as its sandbox is ready."""
+        with self._lock:
+            self.cancelled = True
+            sandbox = self.sandbox
+        if sandbox is not None:
+            sandbox.interrupt()
 
 
 def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> object:
@@ -103,7 +119,8 @@ def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> 
                                       param_oids=call.param_oids, context=call.context,
                                       on_connection=token.attach)  # fmt: skip
     return answer_catalog_query(call.sql, role=call.role, handler=handler, params=call.params,
-                                context=call.context, on_connection=token.attach)  # fmt: skip
+                                context=call.context, on_connection=token.attach,
+                                cancelled=lambda: token.cancelled)  # fmt: skip
 
 
 def _describe(handler: QueryHandler, call: HandlerCall) -> StatementDescription | None:

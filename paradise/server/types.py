@@ -458,7 +458,8 @@ def _array_from_binary(data: bytes) -> list[object]:
     decoder = _BINARY_DECODERS.get(element)
     if decoder is None and element not in _STRING_OIDS:
         raise ParamDecodeError(f"binary arrays of type OID {element} are not supported", "0A000")
-    pos, items = 20, []
+    pos = 20
+    items: list[object] = []
     for _ in range(count):
         (size,) = _I.unpack_from(data, pos)
         pos += 4

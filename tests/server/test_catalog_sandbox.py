@@ -344,3 +344,14 @@ def test_parameters_are_bound_not_spliced(port: int) -> None:
             "SELECT oid FROM pg_catalog.pg_type WHERE typname = %s", ("int4",)
         ).fetchall()
         assert rows == [(23,)]
+
+
+def test_a_long_catalog_query_is_interrupted_by_statement_timeout(port: int) -> None:
+    with _connect(port) as conn:
+        conn.execute("SET statement_timeout = '300ms'")
+        slow = ("SELECT sum(g % 7) FROM pg_catalog.generate_series(1, 3000000000) AS g, "
+                "pg_catalog.pg_am")  # fmt: skip
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            conn.execute(slow)
+        conn.execute("SET statement_timeout = 0")
+        assert conn.execute("SELECT count(*) FROM pg_catalog.pg_am").fetchone() == (2,)
