@@ -191,6 +191,17 @@ def _prepare(
             hint="simplify the query",
         ) from exc
     assert isinstance(qualified, exp.Query)
+    for star in qualified.find_all(exp.Star):
+        parent = star.parent
+        if isinstance(parent, exp.Column):
+            parent = parent.parent
+        if isinstance(parent, exp.Select) or isinstance(parent, exp.Alias):
+            # a * that qualification could not expand (no visible column to stand for it)
+            # must never reach the relations, which carry helper columns
+            raise UnsupportedQueryError(
+                "a * that stands for no visible column",
+                hint="select the visible columns by name",
+            )
     names = tuple(pg_output_names(qualified))
     guards_by_table = {t: g for t in tables if (g := _guard(t, ctx)) is not None}
     if guards_by_table:

@@ -276,6 +276,10 @@ class Releases(ReleaseSource):
     ) -> tuple[int | None, str | None]:
         """One statement: the current version (and the source fingerprint if ``compare``)."""
         sql, width = self._check_sql(spec, compare, checksum)
+        if not getattr(self, "_metadata_seen", False):
+            if not store.metadata_exists(self.backend, spec.schema):
+                store.ensure_metadata(self.backend, spec.schema)
+            self._metadata_seen = True
         try:
             (row,) = self.backend.execute(sql).rows
         except BackendError:

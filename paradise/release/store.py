@@ -149,7 +149,10 @@ def ensure_metadata(backend: Backend, schema: str | None) -> None:
 
 
 def metadata_exists(backend: Backend, schema: str | None) -> bool:
-    """Whether the metadata table exists (it is readable)."""
+    """Whether the metadata table exists: looked up in the catalog where it lists that
+    schema (no failing probe, so nothing is logged as a database error), else read."""
+    if schema is None or schema == backend.schema():
+        return METADATA_TABLE.lower() in {name.lower() for name in backend.catalog()}
     try:
         backend.execute(exp.select(exp.Count(this=exp.Star())).from_(_table(schema)).sql(
             backend.dialect
