@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from paradise.anonymize.dialects import traits
+from paradise.anonymize.secret import redact
 from paradise.errors import BackendError, QueryRejected, UndefinedTable, VerificationError
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import OnViolation
@@ -152,7 +153,12 @@ def anonymize_table(
     from paradise.pipeline import BackendAccess
 
     plan = plan_table(
-        stored[0], table_policy, stored[1], dialect, database=BackendAccess(backend)
+        stored[0],
+        table_policy,
+        stored[1],
+        dialect,
+        database=BackendAccess(backend),
+        draw=processor.draw_key(policy.role),
     )
     relation: exp.Query = plan.relation
     if plan.shuffle:  # the stored order must not reveal buckets or ordinals
@@ -168,7 +174,9 @@ def anonymize_table(
     except BaseException:
         _run(backend, exp.Drop(kind="TABLE", tables=[_table(into)], exists=True))
         raise
-    report = _report(table, into, policy.role, rows, plan, units, suppressed_rows, create_sql)
+    # the stored annotations are readable by users: key material never goes there
+    shown = redact(create_sql, plan.secrets)
+    report = _report(table, into, policy.role, rows, plan, units, suppressed_rows, shown)
     _store(backend, report)
     processor.refresh()
     return report

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from paradise.anonymize.secret import DrawKey, draw_key, resolve_secret
 from paradise.errors import UndefinedTable
 from paradise.policy.model import ColumnClass, RolePolicy, TablePolicy
 from paradise.report import measure
@@ -589,12 +590,12 @@ def _describe_policy(tp: TablePolicy, plan: Any) -> dict[str, Any]:
 
 def _point(
     backend: Backend, catalog: Any, table: str, tp: TablePolicy, label: str, role: str,
-    source: str,
+    source: str, draw: DrawKey | None = None,
 ) -> VariantPoint:
     t0 = time.perf_counter()
     # only value-changing operators need the linked copy: slicing and no transform keep values
     linked = any(s.name != "slicing" for s in tp.transform)
-    with measure.materialize(backend, catalog, table, tp, linked=linked) as ws:
+    with measure.materialize(backend, catalog, table, tp, linked=linked, draw=draw) as ws:
         plan = ws.plan
         units = tuple(tuple(c for c in u if c in plan.quasi_identifiers) for u in plan.units)
         risk = _risk(backend, ws.released, units)
@@ -663,7 +664,7 @@ def build_report(
     tp = _policy_of(processor, role, table)
     notes: list[str] = []
     timings: dict[str, float] = {}
-    with measure.materialize(backend, catalog, table, tp) as ws:
+    with measure.materialize(backend, catalog, table, tp, draw=processor.draw_key(role)) as ws:
         plan = ws.plan
         timings.update(ws.timings)
         notes.extend(ws.notes)
@@ -727,7 +728,7 @@ def build_report(
     )
     t0 = time.perf_counter()
     points = [original, own] + [
-        _point(backend, catalog, table, vtp, label, vrole, "variant")
+        _point(backend, catalog, table, vtp, label, vrole, "variant", processor.draw_key(vrole))
         for label, vrole, vtp in _variant_policies(processor, table, role, variants)
     ]
     timings["variants"] = time.perf_counter() - t0
@@ -770,8 +771,10 @@ def compare(
     from paradise.policy import load_policies
     from paradise.processor import Processor
 
+    secret = resolve_secret()
     if isinstance(target, Processor):
         backend = target.backend
+        secret = target.secret
     elif isinstance(target, str):
         backend = connect_backend(target)
     else:
@@ -791,8 +794,9 @@ def compare(
                 if wanted is not None:
                     notes.append(f"{name}: role {role} does not cover {table}")
                 continue
+            draw = draw_key(secret, role) if secret is not None else None
             points.append(_point(backend, catalog, table, tp, f"{name}:{role}", role,
-                                 str(directory)))
+                                 str(directory), draw))
     if not points:
         raise UndefinedTable(f'no policy covers table "{table}"', hint="check --role and the dirs")
     # the original data as the reference point: all visible QIs of the first policy
