@@ -22,6 +22,7 @@ from paradise.anonymize.contributor import CONTRIBUTOR
 from paradise.anonymize.dialects import with_shared_cte
 from paradise.anonymize.preferences import shaped_subjects_query
 from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
+from paradise.anonymize.secret import draw_key, process_secret
 from paradise.backends.base import Backend
 from paradise.backends.errors import user_error
 from paradise.errors import (
@@ -107,7 +108,7 @@ class Prepared:
 
     @property
     def display_sql(self) -> str:
-        """``sql`` with key material (pseudonym key pads) replaced by ``<redacted>``."""
+        """``sql`` with key material (pseudonym and draw key pads) replaced by ``<secret>``."""
         return redact(self.sql, self.secrets)
 
 
@@ -148,13 +149,22 @@ def prepare(
     except ParadiseError:
         raise
     except Exception as exc:  # fail closed (B1.3): never run what was not fully understood
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        if ctx.pseudonym_secret is not None and len(ctx.pseudonym_secret) >= MIN_SECRET_BYTES:
-            first = redact(first, pads(role_key(ctx.pseudonym_secret, ctx.role)))
+        material = _key_material(ctx)
+        first = redact(str(exc).splitlines()[0] if str(exc) else "", material)
+        # a cause that quotes key material would reach the server log with the traceback
+        leaked = any(m in str(exc) for m in material)
         raise UnsupportedQueryError(
             f"cannot rewrite the query: {type(exc).__name__}: {first}"[:300],
             hint="simplify the query",
-        ) from exc
+        ) from (None if leaked else exc)
+
+
+def _key_material(ctx: RewriteContext) -> tuple[str, ...]:
+    """Every key pad a statement for ``ctx``'s role can carry (redacted from messages)."""
+    material = draw_key(ctx.secret or process_secret(), ctx.role).pads
+    if ctx.pseudonym_secret is not None and len(ctx.pseudonym_secret) >= MIN_SECRET_BYTES:
+        material += pads(role_key(ctx.pseudonym_secret, ctx.role))
+    return material
 
 
 def _prepare(
@@ -368,6 +378,7 @@ def _plans(
                 needed=needed,
                 contributor=table in guards,
                 schema=ctx.schema,
+                draw=draw_key(ctx.secret, ctx.role) if ctx.secret is not None else None,
             )
             if plan_cache is not None:
                 if len(plan_cache) >= PLAN_CACHE_SIZE:

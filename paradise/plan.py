@@ -24,10 +24,11 @@ from sqlglot import exp
 
 from paradise.anonymize.base import ROWKEY, OperatorContext, RewriteDatabase, column
 from paradise.anonymize.contributor import CONTRIBUTOR, contributor_key, numbered_key
-from paradise.anonymize.dialects import stable_row_hash
+from paradise.anonymize.dialects import stable_row_key
 from paradise.anonymize.preferences import PreferenceContext, apply_preferences, stored_table
 from paradise.anonymize.pseudonym import pads, pseudonym_sql
 from paradise.anonymize.registry import operator
+from paradise.anonymize.secret import DrawKey, draw_key, process_secret, stable_key
 from paradise.errors import UnsupportedQueryError
 from paradise.policy.model import AggregateRules, ColumnClass, OnViolation, TablePolicy
 
@@ -140,6 +141,7 @@ def plan_table(
     contributor: bool = False,
     schema: str | None = None,
     stage: Callable[[exp.Select], exp.Select] | None = None,
+    draw: DrawKey | None = None,
 ) -> TablePlan:
     """Build the anonymized relation and metadata for ``table``.
 
@@ -161,6 +163,9 @@ def plan_table(
     every transform step but the first and returns the relation the step reads instead
     (the same columns, e.g. read from a table holding the relation's rows), so that a
     step and its report read the previous steps' result instead of recomputing it.
+    ``draw`` is the role's key for repeatable draws (:mod:`paradise.anonymize.secret`);
+    without one, the key derived from the per-process secret is used (seeded operators
+    then refuse). Its key pads are added to ``secrets``, so shown SQL redacts them.
     """
     visible = policy.visible_columns(catalog_columns)
     hidden = tuple(c for c in catalog_columns if c not in visible)
@@ -179,9 +184,12 @@ def plan_table(
                 f'table "{table}" releases {", ".join(pseudonyms)} as pseudonyms, but no '
                 "pseudonym secret is configured",
                 policy_rule=f"{role}: tables.{table}.columns: release: pseudonym",
-                hint="set PARADISE_PSEUDONYM_SECRET or pass pseudonym_secret= to paradise.connect",
+                hint="set PARADISE_SECRET (or PARADISE_SECRET_FILE) or pass secret= to connect",
             )
         secrets = pads(pseudonym_key)
+    if draw is None:
+        draw = draw_key(process_secret(), role)
+    secrets = (*secrets, *draw.pads)
     projection: list[exp.Expr] = [
         exp.alias_(pseudonym_sql(column(c), pseudonym_key, dialect), c, quoted=True)
         if c in pseudonyms and pseudonym_key is not None
@@ -196,9 +204,11 @@ def plan_table(
         and _touched_groups(first.params, visible) > 1
     ):
         # a stable row identity over all visible columns, whatever the query reads, so that
-        # a row falls into the same slicing bucket on every query
-        seed = int(getattr(first.params, "seed", 0))
-        rowkey = stable_row_hash([column(c) for c in all_visible], seed, dialect)
+        # a row falls into the same slicing bucket on every query (keyed by the secret)
+        label = str(getattr(first.params, "seed", 0))
+        rowkey = stable_row_key(
+            [column(c) for c in all_visible], stable_key(draw, role), label, dialect
+        )
         projection.append(exp.alias_(rowkey, ROWKEY, quoted=True))
         carried = (*carried, ROWKEY)
         classes[ROWKEY] = ColumnClass.IDENTIFIER.value
@@ -228,6 +238,8 @@ def plan_table(
         types={c: "VARCHAR" if c in pseudonyms else catalog_columns[c] for c in visible},
         k=policy.privacy.k,
         database=database,
+        draw_key=draw,
+        role=role,
     )
     relation: exp.Select = exp.select(*projection).from_(stored_table(table, schema))
     steps: list[dict[str, Any]] = []

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from paradise import pipeline
+from paradise.anonymize.secret import DrawKey, ServerSecret, draw_key, resolve_secret
 from paradise.backends import Backend, connect_backend
 from paradise.errors import QueryRejected
 from paradise.plan import TablePlan
@@ -32,7 +33,7 @@ from paradise.rewrite.context import RewriteContext
 __all__ = ["PSEUDONYM_SECRET_ENV", "Processor", "connect"]
 
 PSEUDONYM_SECRET_ENV = "PARADISE_PSEUDONYM_SECRET"
-"""Environment variable holding the pseudonym secret (server configuration)."""
+"""The older environment variable of the pseudonym secret (``PARADISE_SECRET`` replaces it)."""
 
 
 class Processor:
@@ -52,6 +53,8 @@ class Processor:
         role: str | None = None,
         read_dialect: str | None = None,
         pseudonym_secret: str | bytes | None = None,
+        secret: str | bytes | None = None,
+        secret_file: str | Path | None = None,
     ) -> None:
         self.backend = backend
         self.policies = dict(policies)
@@ -61,8 +64,16 @@ class Processor:
         self._schema: str | None = None
         self._plans: dict[tuple[str, str, bool, frozenset[str]], TablePlan] = {}
         self._prepared: PreparedCache[pipeline.Prepared] = PreparedCache()
-        secret = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
-        self._pseudonym_secret = secret.encode("utf-8") if isinstance(secret, str) else secret
+        # the server secret (paradise.anonymize.secret); pseudonyms keep the older,
+        # pseudonym-only secret where one is given, so existing pseudonyms do not change
+        self._secret = resolve_secret(secret, secret_file, legacy=pseudonym_secret)
+        legacy = pseudonym_secret or os.environ.get(PSEUDONYM_SECRET_ENV) or None
+        if legacy is not None:
+            self._pseudonym_secret: bytes | None = (
+                legacy.encode("utf-8") if isinstance(legacy, str) else legacy
+            )
+        else:
+            self._pseudonym_secret = self._secret.value if self._secret is not None else None
         self._lock = threading.Lock()
         self.releases = Releases(backend, lambda: pipeline.BackendAccess(backend))
         """The releases of this database (:mod:`paradise.release`)."""
@@ -123,8 +134,18 @@ class Processor:
             dialect=self.backend.dialect,
             read_dialect=read_dialect or self.read_dialect,
             pseudonym_secret=self._pseudonym_secret,
+            secret=self._secret,
             schema=self.schema(),
         )
+
+    @property
+    def secret(self) -> ServerSecret | None:
+        """The configured server secret (None: none; see :mod:`paradise.anonymize.secret`)."""
+        return self._secret
+
+    def draw_key(self, role: str) -> DrawKey | None:
+        """The key of ``role``'s repeatable draws (None: no server secret configured)."""
+        return draw_key(self._secret, role) if self._secret is not None else None
 
     # --- queries --------------------------------------------------------------------------
     def query(
@@ -259,6 +280,8 @@ def connect(
     role: str | None = None,
     read_dialect: str | None = None,
     pseudonym_secret: str | bytes | None = None,
+    secret: str | bytes | None = None,
+    secret_file: str | Path | None = None,
 ) -> Processor:
     """Open a processor on ``target`` (DuckDB path, ``:memory:`` or database URL).
 
@@ -268,16 +291,28 @@ def connect(
             (default: the bundled example policies).
         role: the default role for queries and DB-API cursors.
         read_dialect: the SQL dialect queries are written in (default: the backend's).
-        pseudonym_secret: the secret keyed pseudonyms are derived from (default: the
-            environment variable ``PARADISE_PSEUDONYM_SECRET``); server configuration,
-            never a value from the querying user.
+        secret: the server secret that keyed draws (seeded noise and PRAM, slicing's
+            stable buckets) and pseudonyms are derived from; server configuration,
+            never a value from the querying user. Default: ``secret_file``, then the
+            environment variables ``PARADISE_SECRET`` and ``PARADISE_SECRET_FILE`` (see
+            :mod:`paradise.anonymize.secret`).
+        secret_file: a file holding the server secret.
+        pseudonym_secret: the older, pseudonym-only secret (default: the environment
+            variable ``PARADISE_PSEUDONYM_SECRET``); where given it keeps deciding the
+            pseudonyms, and it serves as the server secret when no other is configured.
     """
     backend = connect_backend(target) if isinstance(target, str) else target
     if policies is None:
         policies = bundled_policies()
     loaded = load_policies(policies) if isinstance(policies, str | Path) else policies
     return Processor(
-        backend, loaded, role=role, read_dialect=read_dialect, pseudonym_secret=pseudonym_secret
+        backend,
+        loaded,
+        role=role,
+        read_dialect=read_dialect,
+        pseudonym_secret=pseudonym_secret,
+        secret=secret,
+        secret_file=secret_file,
     )
 
 

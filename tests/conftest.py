@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import paradise
 from paradise.backends.base import ResultSet
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.policy import PolicySet
+
+# The server secret keyed draws and pseudonyms derive from (paradise.anonymize.secret):
+# seeded policies (statistics_office) are refused without one. Tests of the unconfigured
+# case remove it with monkeypatch.
+TEST_SECRET = "paradise test-suite secret, never used in production"
+os.environ.setdefault("PARADISE_SECRET", TEST_SECRET)
 
 
 class RecordingDuckDB(DuckDBBackend):

@@ -9,8 +9,9 @@ from sqlglot import exp
 
 import paradise
 from paradise.anonymize.base import OperatorContext, column, helper
-from paradise.anonymize.dialects import stable_row_hash
+from paradise.anonymize.dialects import stable_row_key
 from paradise.anonymize.slicing import Slicing, SlicingParams, _window_round_robin
+from tests.anonymize.helpers import TEST_KEY
 
 GROUPS = (("age", "workclass"), ("occupation", "relationship"), ("race",), ("sex",))
 
@@ -43,7 +44,9 @@ def _traced_slicing(buckets: int, strategy: str, *, bucket_by: str | None = None
             groups,
             params,
             ctx,
-            lambda src: stable_row_hash([column(c, src) for c in columns], 0, "duckdb"),
+            lambda src: stable_row_key(
+                [column(c, src) for c in columns], TEST_KEY, "0", "duckdb"
+            ),
         )
         return query, columns
     return Slicing().apply(relation, params, ctx), columns

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    from paradise.anonymize.secret import DrawKey
 
 __all__ = [
     "AGGREGATE_ROW_LIMIT",
@@ -85,6 +88,10 @@ class OperatorContext:
         k: the privacy model's k.
         database: rewrite-time access for operators that need aggregates or
             scratch tables (None: no backend, e.g. a plan built offline).
+        draw_key: the role's key for repeatable draws (see
+            :mod:`paradise.anonymize.secret`); None: none configured (seeded
+            operators refuse, slicing uses the per-process secret).
+        role: the role the relation is built for.
     """
 
     table: str
@@ -94,6 +101,8 @@ class OperatorContext:
     types: Mapping[str, str] = field(default_factory=dict)
     k: int = 1
     database: RewriteDatabase | None = field(default=None, compare=False, repr=False)
+    draw_key: DrawKey | None = field(default=None, compare=False, repr=False)
+    role: str = ""
 
 
 def require_database(ctx: OperatorContext, operator: str, why: str) -> RewriteDatabase:

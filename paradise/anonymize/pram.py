@@ -15,16 +15,21 @@ Values that are not among the listed categories are released per
 
 Randomness: without ``seed`` every query draws anew with the backend's
 ``random()``; note that an analyst who repeats a query can then average over
-draws. With ``seed`` (set only in the policy, never by the querying user) the
-draws are a hash of the seed and the row's values (see
-:func:`paradise.anonymize.sqlfuncs.with_uniforms`) and repeat exactly.
+draws. With ``seed`` (a non-secret label, set only in the policy, never by the
+querying user) the draws are keyed by the server secret (see
+:func:`paradise.anonymize.sqlfuncs.with_uniforms` and :mod:`paradise.anonymize.secret`)
+and repeat exactly; knowing the label and a released row's other values does not
+tell whether its category was changed. Seeded PRAM is refused when no secret is
+configured.
 
 Example:
-    >>> params = PramParams(seed=1, columns={"sex": {"categories": ["F", "M"],
+    >>> from paradise.anonymize.secret import draw_key
+    >>> params = PramParams(seed="2024", columns={"sex": {"categories": ["F", "M"],
     ...     "matrix": [[0.8, 0.2], [0.2, 0.8]]}})
-    >>> ctx = OperatorContext(table="t", dialect="duckdb", columns=("sex",))
+    >>> ctx = OperatorContext(table="t", dialect="duckdb", columns=("sex",),
+    ...     draw_key=draw_key(b"s" * 16, "r"))
     >>> sql = Pram().apply(exp.select('"sex"').from_("t"), params, ctx).sql("duckdb")
-    >>> "CASE WHEN" in sql and "MD5(" in sql
+    >>> "CASE WHEN" in sql and "SHA256(" in sql and "MD5(" in sql
     True
 """
 
@@ -38,6 +43,7 @@ from sqlglot import exp
 
 from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
 from paradise.anonymize.microaggregation import check_named_columns
+from paradise.anonymize.secret import SeedLabel, seeded_key
 from paradise.anonymize.sqlfuncs import case_when, lit, with_uniforms
 
 __all__ = ["Pram", "PramParams", "TransitionMatrix"]
@@ -83,11 +89,12 @@ class PramParams(OperatorParams):
 
     Attributes:
         columns: column -> :class:`TransitionMatrix`.
-        seed: reproducible draws (policy only); None: the backend's random().
+        seed: a non-secret label for repeatable draws keyed by the server secret
+            (policy only); None: the backend's random(), new on every query.
     """
 
     columns: dict[str, TransitionMatrix] = Field(min_length=1)
-    seed: int | None = Field(default=None, ge=0, le=2**62)
+    seed: SeedLabel | None = None
 
     def check_columns(self, classes: Mapping[str, Any]) -> None:
         check_named_columns("pram", list(self.columns), classes)
@@ -121,19 +128,18 @@ class Pram:
         targets = [c for c in params.columns if c in ctx.columns]
         if not targets:
             return relation
-        draws = [(helper(f"u{i}"), f"pram:{c}") for i, c in enumerate(targets)]
+        keyed = None
+        if params.seed is not None:
+            key = seeded_key(ctx.draw_key, "pram", f"tables.{ctx.table}.transform.pram.seed")
+            keyed = (key, f"{params.seed}|pram|{','.join(params.columns)}")
+        draws = [helper(f"u{i}") for i in range(len(targets))]
         drawn = with_uniforms(
-            relation,
-            ctx.columns,
-            ctx.dialect,
-            seed=params.seed,
-            draws=draws,
-            alias=helper("pram_src"),
+            relation, ctx.columns, ctx.dialect, draws=draws, alias=helper("pram_src"), keyed=keyed
         )
         out = []
         for c in ctx.columns:
             if c in targets:
-                u = column(draws[targets.index(c)][0])
+                u = column(draws[targets.index(c)])
                 out.append(exp.alias_(_draw(column(c), u, params.columns[c]), c, quoted=True))
             else:
                 out.append(column(c))

@@ -55,9 +55,10 @@ from paradise.anonymize.base import (
 from paradise.anonymize.dialects import (
     random_key,
     random_order,
-    stable_row_hash,
+    stable_row_key,
     with_shared_cte,
 )
+from paradise.anonymize.secret import SeedLabel, stable_key
 
 __all__ = ["Slicing", "SlicingParams"]
 
@@ -74,13 +75,15 @@ class SlicingParams(OperatorParams):
         bucket_by: split by the values of this column instead (one bucket per value).
         order_by: rank rows by these columns before cutting ``buckets`` (default: random).
         strategy: ``window`` (one statement, fast) or ``per_bucket`` (the paper's form).
-        seed: chooses the (stable) horizontal split. Buckets are cut from a keyed
-            hash of each row's visible values, so a row falls into the same bucket
-            on every query; the permutations inside a bucket are drawn anew each
-            time. With fresh random buckets per query, repeating a query would let
-            an attacker link groups by co-occurrence counts: a row's true partner
-            shares its bucket every time (probability 1/|bucket| per query), any
-            other value only by chance (1/N).
+        seed: a non-secret label choosing the (stable) horizontal split. Buckets are
+            cut from a hash of each row's visible values keyed by the server secret
+            (:func:`~paradise.anonymize.dialects.stable_row_key`), so a row falls into
+            the same bucket on every query, and nobody without the secret can tell
+            which bucket a guessed row would fall into; the permutations inside a
+            bucket are drawn anew each time. With fresh random buckets per query,
+            repeating a query would let an attacker link groups by co-occurrence
+            counts: a row's true partner shares its bucket every time (probability
+            1/|bucket| per query), any other value only by chance (1/N).
     """
 
     groups: tuple[tuple[str, ...], ...] = Field(min_length=1)
@@ -88,7 +91,7 @@ class SlicingParams(OperatorParams):
     bucket_by: str | None = None
     order_by: tuple[str, ...] = ()
     strategy: Literal["window", "per_bucket"] = "window"
-    seed: int = Field(default=0, ge=0, lt=2**31)
+    seed: SeedLabel = 0
 
     @model_validator(mode="after")
     def _check(self) -> SlicingParams:
@@ -151,7 +154,10 @@ class Slicing:
             hash of the columns at hand."""
             if ROWKEY in relation.named_selects:
                 return column(ROWKEY, source)
-            return stable_row_hash([column(c, source) for c in data], params.seed, ctx.dialect)
+            key = stable_key(ctx.draw_key, ctx.role)
+            return stable_row_key(
+                [column(c, source) for c in data], key, str(params.seed), ctx.dialect
+            )
 
         if params.strategy == "per_bucket":
             return _per_bucket(relation, groups, params, ctx, bucket_key)

@@ -1,17 +1,14 @@
 """Small SQL building blocks the operators share, with the few per-dialect differences.
 
 Everything here returns sqlglot expressions (never SQL text). The dialect
-tables are :data:`HEX8_TO_INT` (how the first eight hex digits of an MD5 become
-an integer) and :data:`WINDOW_STDDEV` (how a standard deviation over a window
+tables are :data:`HEX_TO_INT` (how hex digits of a keyed digest become an
+integer) and :data:`WINDOW_STDDEV` (how a standard deviation over a window
 is computed). A dialect missing from a table raises
 :class:`~paradise.errors.UnsupportedQueryError`, it never falls through.
 
 Example:
-    >>> u = uniform("duckdb", seed=7, key=[column("a")], salt="noise:a")
-    >>> "MD5(" in u.sql("duckdb")
-    True
-    >>> uniform("mysql", seed=None, key=[], salt="x").sql("mysql")
-    'RAND()'
+    >>> digest_uniform(column("h"), 1, "mysql").sql("mysql")
+    '(CAST(CAST(CONV(SUBSTRING(`h`, 9, 8), 16, 10) AS UNSIGNED) AS DOUBLE) + 0.5) / 4294967296'
 """
 
 from __future__ import annotations
@@ -23,19 +20,23 @@ from typing import Literal
 from sqlglot import exp
 
 from paradise.anonymize.base import column
+from paradise.anonymize.secret import DrawKey, hmac_sql
 from paradise.errors import UnsupportedQueryError
 
 __all__ = [
-    "HEX8_TO_INT",
+    "HEX_TO_INT",
+    "UNIFORMS_PER_DIGEST",
     "WINDOW_STDDEV",
     "case_when",
+    "digest_uniform",
     "div",
     "flt",
+    "hex_to_int",
+    "keyed_message",
     "lit",
     "normal",
     "row_key",
     "stddev_window",
-    "uniform",
     "window",
     "with_moments",
     "with_uniforms",
@@ -222,27 +223,49 @@ def case_when(
     return case
 
 
-def _hex8_duckdb(hex8: exp.Expr) -> exp.Expr:
-    return exp.cast(exp.DPipe(this=lit("0x"), expression=hex8), exp.DataType.Type.BIGINT)
+def _hex_duckdb(digits: exp.Expr, count: int) -> exp.Expr:
+    return exp.cast(exp.DPipe(this=lit("0x"), expression=digits), exp.DataType.Type.BIGINT)
 
 
-def _hex8_postgres(hex8: exp.Expr) -> exp.Expr:
-    bits = exp.cast(exp.DPipe(this=lit("x"), expression=hex8), exp.DataType.build("BIT(32)"))
+def _hex_postgres(digits: exp.Expr, count: int) -> exp.Expr:
+    bits = exp.cast(
+        exp.DPipe(this=lit("x"), expression=digits), exp.DataType.build(f"BIT({4 * count})")
+    )
     return exp.cast(bits, exp.DataType.Type.BIGINT)
 
 
-def _hex8_mysql(hex8: exp.Expr) -> exp.Expr:
+def _hex_mysql(digits: exp.Expr, count: int) -> exp.Expr:
     return exp.cast(
-        exp.func("CONV", hex8, lit(16), lit(10)), exp.DataType.build("UNSIGNED", dialect="mysql")
+        exp.func("CONV", digits, lit(16), lit(10)), exp.DataType.build("UNSIGNED", dialect="mysql")
     )
 
 
-HEX8_TO_INT: dict[str, Callable[[exp.Expr], exp.Expr]] = {
-    "duckdb": _hex8_duckdb,
-    "postgres": _hex8_postgres,
-    "mysql": _hex8_mysql,
+HEX_TO_INT: dict[str, Callable[[exp.Expr, int], exp.Expr]] = {
+    "duckdb": _hex_duckdb,
+    "postgres": _hex_postgres,
+    "mysql": _hex_mysql,
 }
-"""dialect -> builder turning an 8-hex-digit string into an integer in [0, 2^32)."""
+"""dialect -> builder turning ``count`` (at most 15) hex digits into an integer in [0, 16^count)."""
+
+UNIFORMS_PER_DIGEST = 8
+"""Uniforms cut from one keyed digest (64 hex digits, 8 per uniform: 32 bits each)."""
+
+
+def hex_to_int(digits: exp.Expr, count: int, dialect: str) -> exp.Expr:
+    """The integer that ``count`` hex digits (a text expression) spell, on ``dialect``.
+
+    >>> hex_to_int(lit("ff"), 2, "postgres").sql("postgres")
+    "CAST(CAST('x' || 'ff' AS BIT(8)) AS BIGINT)"
+    """
+    builder = HEX_TO_INT.get(dialect)
+    if builder is None:
+        raise UnsupportedQueryError(
+            f"keyed random draws are not supported on {dialect}: needs hex conversion",
+            hint="use duckdb, postgres or mysql, or remove the seed from the policy",
+        )
+    if not 0 < count <= 15:
+        raise ValueError("hex_to_int converts 1 to 15 digits (an integer below 2^60)")
+    return builder(digits, count)
 
 
 def row_key(columns: Sequence[exp.Expr]) -> list[exp.Expr]:
@@ -257,34 +280,28 @@ def row_key(columns: Sequence[exp.Expr]) -> list[exp.Expr]:
     ]
 
 
-def uniform(dialect: str, *, seed: int | None, key: Sequence[exp.Expr], salt: str) -> exp.Expr:
-    """A uniform random number in (0, 1), one per row.
+def keyed_message(prefix: str, parts: Sequence[exp.Expr]) -> exp.Expr:
+    """``CONCAT(prefix, '|', part_1, '|', ..., '|', part_n)``: the text a keyed draw hashes.
 
-    Without a seed it is the backend's ``random()``. With a seed (only ever set by
-    the policy) it is a hash of ``seed``, ``salt`` and the row ``key``: the first
-    32 bits of ``MD5(seed|salt|key)`` plus 1/2, divided by 2^32. Equal keys give
-    equal numbers, so callers put a duplicate ordinal into the key.
+    An empty prefix is left out (the text then starts with ``'|'``).
 
-    Args:
-        dialect: sqlglot dialect the expression is rendered for.
-        seed: the policy's seed, or None for the backend's random().
-        key: text expressions identifying the row (see :func:`row_key`).
-        salt: distinguishes independent draws for the same row (column, purpose).
+    >>> keyed_message("l|p", [lit("a")]).sql("mysql")
+    "CONCAT('l|p', '|', 'a')"
     """
-    if seed is None:
-        return exp.Rand()
-    builder = HEX8_TO_INT.get(dialect)
-    if builder is None:
-        raise UnsupportedQueryError(
-            f"seeded randomness is not supported on {dialect}: needs MD5 and hex conversion",
-            hint="remove the seed from the policy or use duckdb, postgres or mysql",
-        )
-    parts: list[exp.Expr] = [lit(f"{seed}|{salt}")]
-    for part in key:
-        parts += [lit("|"), part]
-    digest = exp.MD5(this=exp.func("CONCAT", *parts))
-    hex8 = exp.Substring(this=digest, start=lit(1), length=lit(8))
-    return (flt(builder(hex8)) + lit(0.5)) / lit(4294967296.0)
+    pieces: list[exp.Expr] = [lit(prefix)] if prefix else []
+    for part in parts:
+        pieces += [lit("|"), part]
+    return exp.func("CONCAT", *pieces)
+
+
+def digest_uniform(digest: exp.Expr, index: int, dialect: str) -> exp.Expr:
+    """Uniform number ``index`` (0-7) in (0, 1) cut from a 64-hex-digit keyed digest.
+
+    Digits ``8·index+1 … 8·index+8`` as an integer ``v`` in [0, 2^32), then
+    ``(v + 1/2) / 2^32``: never 0 or 1, so ``LN(u)`` in Box–Muller is finite.
+    """
+    digits = exp.Substring(this=digest, start=lit(8 * index + 1), length=lit(8))
+    return (flt(hex_to_int(digits, 8, dialect)) + lit(0.5)) / lit(4294967296.0)
 
 
 def normal(u1: exp.Expr, u2: exp.Expr) -> exp.Expr:
@@ -305,56 +322,80 @@ def with_uniforms(
     columns: Sequence[str],
     dialect: str,
     *,
-    seed: int | None,
-    draws: Sequence[tuple[str, str]],
+    draws: Sequence[str],
     alias: str,
+    keyed: tuple[DrawKey, str] | None = None,
 ) -> exp.Select:
-    """``SELECT <columns>, u_1, …, u_n FROM relation``: uniforms as plain columns.
+    """``SELECT <columns>, u_1, …, u_n FROM relation``: uniforms in (0, 1) as plain columns.
 
-    Each draw is ``(helper column name, salt)``. Computing the uniforms as columns
-    of a derived table means an expression that uses one several times (a CASE over
-    cumulative probabilities, Box–Muller) sees one value, and no volatile function
-    ends up inside a window's ORDER BY.
+    ``draws`` names the helper columns. Computing the uniforms as columns of a derived
+    table means an expression that uses one several times (a CASE over cumulative
+    probabilities, Box–Muller) sees one value, and no volatile function ends up inside
+    a window's ORDER BY.
 
-    With a seed, the row key is the row's values plus a duplicate ordinal
-    (``ROW_NUMBER() OVER (PARTITION BY MD5(<row values>))``): identical rows get
-    different draws, and because they are identical, which one gets which does
-    not matter — the output is the same multiset on every run. A row's draws
-    change when any of its visible values change (new data, or an earlier step
-    that is itself random and unseeded).
+    Without ``keyed`` every uniform is the backend's ``random()``: new on every query.
+    With ``keyed = (key, prefix)`` (the role's draw key; the prefix holds the policy's
+    seed label and the step's purpose) the uniforms repeat: per row, one
+    HMAC-SHA256 under the key (:func:`paradise.anonymize.secret.hmac_sql`) of
+    ``prefix|block|<row values as text>|<duplicate ordinal>`` gives up to eight 32-bit
+    uniforms (:func:`digest_uniform`). Nobody without the server secret can compute
+    them, whatever they know of the label and the row. The duplicate ordinal
+    (``ROW_NUMBER() OVER (PARTITION BY MD5(<row values>))``; MD5 only groups equal rows,
+    it is not a secret) gives identical rows different draws; since they are
+    identical, which one gets which does not matter and the output is the same
+    multiset on every run. A row's draws change when any of its visible values
+    change (new data, or an earlier step that is itself random and unseeded).
 
+    >>> from paradise.anonymize.secret import draw_key
     >>> rel = exp.select('"a"').from_("t")
-    >>> query = with_uniforms(rel, ["a"], "duckdb", seed=1, draws=[("u", "s")], alias="x")
+    >>> key = draw_key(b"k" * 16, "r")
+    >>> query = with_uniforms(rel, ["a"], "duckdb", draws=["u"], alias="x", keyed=(key, "l|s"))
     >>> sql = query.sql("duckdb")
-    >>> "ROW_NUMBER() OVER (PARTITION BY" in sql and "MD5(" in sql
+    >>> "ROW_NUMBER() OVER (PARTITION BY" in sql and "SHA256(" in sql and key.pads[0] in sql
     True
+    >>> with_uniforms(rel, ["a"], "mysql", draws=["u"], alias="x").sql("mysql")
+    'SELECT `a`, RAND() AS `u` FROM (SELECT `a` FROM t) AS `x`'
     """
-    cols = [column(c) for c in columns]
-    source: exp.Expr = relation.subquery(exp.to_identifier(alias, quoted=True))
-    key: list[exp.Expr] = []
-    if seed is not None:
-        dup = f"{alias}_dup"
-        # one partition key (a hash of the row's values) instead of every column: equal
-        # rows still share a partition; engines without hash partitioning (MariaDB) sort
-        # one short string instead of all columns (60x faster there on Adult)
-        parts: list[exp.Expr] = []
-        for part in row_key([column(c) for c in columns]):
-            parts += [lit("|"), part]
-        row_hash = exp.MD5(this=exp.func("CONCAT", *parts))
-        numbered = exp.select(
-            *cols,
-            exp.alias_(window(exp.func("ROW_NUMBER"), [row_hash]), dup, quoted=True),
+    source = relation.subquery(exp.to_identifier(alias, quoted=True))
+    if keyed is None:
+        return exp.select(
+            *(column(c) for c in columns),
+            *(exp.alias_(exp.Rand(), name, quoted=True) for name in draws),
         ).from_(source)
-        source = numbered.subquery(exp.to_identifier(f"{alias}_n", quoted=True))
-        key = row_key([*(column(c) for c in columns), column(dup)])
+    key, prefix = keyed
+    # one partition key (a hash of the row's values) instead of every column: equal
+    # rows still share a partition; engines without hash partitioning (MariaDB) sort
+    # one short string instead of all columns (60x faster there on Adult)
+    values = row_key([column(c) for c in columns])
+    row_hash = exp.MD5(this=keyed_message("", values))
+    dup = exp.cast(window(exp.func("ROW_NUMBER"), [row_hash]), exp.DataType.Type.TEXT)
+    blocks = -(-len(draws) // UNIFORMS_PER_DIGEST)
+    digests = [f"{alias}_h{b}" for b in range(blocks)]
+    hashed = exp.select(
+        *(column(c) for c in columns),
+        *(
+            exp.alias_(
+                hmac_sql(
+                    keyed_message(f"{prefix}|{b}", [*(v.copy() for v in values), dup.copy()]),
+                    key,
+                    dialect,
+                ),
+                name,
+                quoted=True,
+            )
+            for b, name in enumerate(digests)
+        ),
+    ).from_(source)
     return exp.select(
         *(column(c) for c in columns),
         *(
             exp.alias_(
-                uniform(dialect, seed=seed, key=[k.copy() for k in key], salt=salt),
+                digest_uniform(
+                    column(digests[i // UNIFORMS_PER_DIGEST]), i % UNIFORMS_PER_DIGEST, dialect
+                ),
                 name,
                 quoted=True,
             )
-            for name, salt in draws
+            for i, name in enumerate(draws)
         ),
-    ).from_(source)
+    ).from_(hashed.subquery(exp.to_identifier(f"{alias}_h", quoted=True)))

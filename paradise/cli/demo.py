@@ -3,18 +3,18 @@ synthetic smart home whose residents set their own preferences."""
 
 from __future__ import annotations
 
-import os
 import secrets
 
 import click
 from rich.markup import escape
 from rich.rule import Rule
 
+from paradise.anonymize.secret import resolve_secret
 from paradise.cli.app import out_console
 from paradise.cli.render import print_annotations, print_result
 from paradise.demo_data import load_smart_home
 from paradise.errors import ParadiseError
-from paradise.processor import PSEUDONYM_SECRET_ENV, connect
+from paradise.processor import connect
 
 __all__ = ["TOUR", "demo"]
 
@@ -89,9 +89,10 @@ TOUR: tuple[tuple[str, str, str], ...] = (
 )
 def demo(target: str) -> None:
     """Load the bundled Adult data into DuckDB and run a short tour of the example roles."""
-    # pseudonyms need a server secret; the demo makes one per run unless one is configured
-    secret = os.environ.get(PSEUDONYM_SECRET_ENV) or secrets.token_hex(32)
-    with connect(target, pseudonym_secret=secret) as proc:
+    # pseudonyms and seeded draws need a server secret; the demo makes one per run unless
+    # one is configured (paradise.anonymize.secret)
+    secret = None if resolve_secret() is not None else secrets.token_hex(32)
+    with connect(target, secret=secret) as proc:
         out_console.print("[bold]paradise demo[/]: loading UCI Adult (32,561 rows) into DuckDB ...")
         proc.load_demo()
         rows = load_smart_home(proc.backend)

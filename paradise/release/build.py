@@ -24,7 +24,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +34,7 @@ from paradise.anonymize.base import RewriteDatabase, column
 from paradise.anonymize.contributor import CONTRIBUTOR
 from paradise.anonymize.preferences import stored_table
 from paradise.anonymize.pseudonym import role_key
+from paradise.anonymize.secret import DrawKey, draw_key
 from paradise.backends.base import Backend
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import TablePolicy
@@ -85,6 +86,7 @@ class ReleaseSpec:
     pseudonym_key: bytes | None
     keyed: bool
     digest: str
+    draw: DrawKey | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -149,6 +151,7 @@ def spec_for(ctx: RewriteContext, table: str) -> ReleaseSpec:
         pseudonym_key=key,
         keyed=is_keyed(policy),
         digest=_digest(ctx.role, table, policy, columns, ctx.dialect, key),
+        draw=draw_key(ctx.secret, ctx.role) if ctx.secret is not None else None,
     )
 
 
@@ -243,6 +246,7 @@ def _build(backend: Backend, spec: ReleaseSpec, database: RewriteDatabase) -> Re
             contributor=spec.keyed,
             schema=spec.schema,
             stage=stage,
+            draw=spec.draw,
         )
         lap("plan")
         _run(backend, _create(spec, name, plan, new_salt()))

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paradise.anonymize.secret import DrawKey, draw_key, resolve_secret
 from paradise.errors import PolicyError, UndefinedTable
 from paradise.policy.model import ColumnClass, RolePolicy, TablePolicy
 from paradise.report import measure
@@ -44,13 +45,13 @@ def policy_of(processor: Processor, role: str, table: str) -> TablePolicy:
 
 def measure_point(
     backend: Backend, catalog: Any, table: str, tp: TablePolicy, label: str, role: str,
-    source: str,
+    source: str, draw: DrawKey | None = None,
 ) -> VariantPoint:
     """Risk and loss of one table policy, for the risk-utility plot."""
     t0 = time.perf_counter()
     # only value-changing operators need the linked copy: slicing and no transform keep values
     linked = any(s.name != "slicing" for s in tp.transform)
-    with measure.materialize(backend, catalog, table, tp, linked=linked) as ws:
+    with measure.materialize(backend, catalog, table, tp, linked=linked, draw=draw) as ws:
         plan = ws.plan
         units = tuple(tuple(c for c in u if c in plan.quasi_identifiers) for u in plan.units)
         risk = measure_risk(backend, ws.released, units)
@@ -137,8 +138,10 @@ def compare(
     from paradise.policy import load_policies
     from paradise.processor import Processor
 
+    secret = resolve_secret()
     if isinstance(target, Processor):
         backend = target.backend
+        secret = target.secret
     elif isinstance(target, str):
         backend = connect_backend(target)
     else:
@@ -172,7 +175,8 @@ def compare(
                  + ", ".join(qis) + ").")
     original = VariantPoint("original", "", "original data", risk.k, risk.sample_uniques,
                             risk.mean_risk, None, None, 0.0, 0.0, 0.0)
-    points = [measure_point(backend, catalog, table, tp, label, role, source)
+    points = [measure_point(backend, catalog, table, tp, label, role, source,
+                            draw_key(secret, role) if secret is not None else None)
               for label, role, source, tp in measured]
     return Comparison(table=stored, backend=backend.dialect, variants=(original, *points),
                       notes=tuple(notes))

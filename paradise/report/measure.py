@@ -57,6 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from paradise.anonymize.secret import DrawKey
 from paradise.backends.base import Backend
 from paradise.errors import UndefinedTable, VerificationError
 from paradise.plan import TablePlan, plan_table
@@ -207,7 +208,12 @@ def _linked_policy(
 
 
 def _plan(
-    table: str, policy: TablePolicy, columns: dict[str, str], dialect: str, backend: Backend
+    table: str,
+    policy: TablePolicy,
+    columns: dict[str, str],
+    dialect: str,
+    backend: Backend,
+    draw: DrawKey | None = None,
 ) -> TablePlan:
     """Plan without rewrite-time database access if the operators allow it.
 
@@ -219,9 +225,10 @@ def _plan(
     from paradise.pipeline import BackendAccess
 
     try:
-        return plan_table(table, policy, columns, dialect)
+        return plan_table(table, policy, columns, dialect, draw=draw)
     except UnsupportedQueryError:
-        return plan_table(table, policy, columns, dialect, database=BackendAccess(backend))
+        access = BackendAccess(backend)
+        return plan_table(table, policy, columns, dialect, database=access, draw=draw)
 
 
 @contextmanager
@@ -232,6 +239,7 @@ def materialize(
     policy: TablePolicy,
     *,
     linked: bool = True,
+    draw: DrawKey | None = None,
 ) -> Iterator[Workspace]:
     """Create the scratch tables for measuring ``table`` under ``policy``; drop them on exit.
 
@@ -241,6 +249,7 @@ def materialize(
         table: the stored table.
         policy: the role's table policy.
         linked: also make the linked copy (row keys) for record-level measures.
+        draw: the role's key for repeatable draws (:mod:`paradise.anonymize.secret`).
     """
     import time
 
@@ -251,7 +260,7 @@ def materialize(
     created: list[str] = []
     try:
         t0 = time.perf_counter()
-        plan = _plan(stored, policy, columns, dialect, backend)
+        plan = _plan(stored, policy, columns, dialect, backend, draw)
         created.append(names["rel"])
         _create(backend, names["rel"], plan.relation)
         ws = Workspace(backend=backend, table=stored, columns=columns, plan=plan,
@@ -277,7 +286,7 @@ def materialize(
                 created.append(names["src"])
                 _create(backend, names["src"], src)
                 src_columns = {**columns, **{k: "BIGINT" for k in key_names}}
-                lplan = _plan(names["src"], linked_policy, src_columns, dialect, backend)
+                lplan = _plan(names["src"], linked_policy, src_columns, dialect, backend, draw)
                 created.append(names["lnk"])
                 _create(backend, names["lnk"], lplan.relation)
                 _apply_policy(backend, names["lnk"], lplan)

@@ -282,7 +282,7 @@ def build_report(
     notes: list[str] = []
     skipped: list[tuple[str, str]] = []
     timings: dict[str, float] = {}
-    with measure.materialize(backend, catalog, table, tp) as ws:
+    with measure.materialize(backend, catalog, table, tp, draw=processor.draw_key(role)) as ws:
         plan = ws.plan
         timings.update(ws.timings)
         notes.extend(ws.notes)
@@ -365,7 +365,9 @@ def build_report(
     )
     t0 = time.perf_counter()
     points = [original, own] + [
-        measure_point(backend, catalog, table, vtp, label, vrole, "variant")
+        measure_point(
+            backend, catalog, table, vtp, label, vrole, "variant", processor.draw_key(vrole)
+        )
         for label, vrole, vtp in variant_policies(processor, table, role, variants)
     ]
     timings["variants"] = time.perf_counter() - t0

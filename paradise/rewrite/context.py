@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from paradise.anonymize.secret import ServerSecret
 from paradise.policy.model import RolePolicy, TablePolicy
 
 __all__ = ["Catalog", "RewriteContext"]
@@ -23,6 +24,7 @@ class RewriteContext:
         dialect: sqlglot dialect the SQL is generated for.
         read_dialect: sqlglot dialect the user's SQL is parsed in.
         pseudonym_secret: the server's secret for keyed pseudonyms (never from the user).
+        secret: the server secret keyed draws are derived from (None: none configured).
         schema: the schema the catalog's tables live in; anonymized relations read them
             schema-qualified (None: unqualified).
     """
@@ -33,6 +35,7 @@ class RewriteContext:
     read_dialect: str | None = None
     tables_used: dict[str, str] = field(default_factory=dict, compare=False)
     pseudonym_secret: bytes | None = field(default=None, repr=False, compare=False)
+    secret: ServerSecret | None = field(default=None, repr=False, compare=False)
     schema: str | None = None
 
     @property

@@ -14,7 +14,7 @@ from paradise.anonymize.registry import OPERATORS
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.demo_data import load_demo_tables
 from paradise.pipeline import BackendAccess
-from tests.anonymize.helpers import duckdb_with_tables
+from tests.anonymize.helpers import TEST_KEY, duckdb_with_tables
 
 Runner = Callable[..., pd.DataFrame]
 
@@ -56,6 +56,8 @@ def run_operator(
         types=dict(catalog),
         k=k,
         database=BackendAccess(backend),
+        draw_key=TEST_KEY,
+        role="tester",
     )
     rel = exp.select(*(column(c) for c in columns)).from_(
         exp.Table(this=exp.to_identifier(table, quoted=True))

@@ -112,6 +112,12 @@ CASES: dict[str, list[Case]] = {
             True,
         ),
         (
+            "correlated2 over two columns, seeded by a label",
+            "var12",
+            {"columns": ["var1", "var2"], "method": "correlated2", "alpha": 0.5, "seed": "suf-2024"},
+            True,
+        ),
+        (
             "multiplicative, seeded",
             "var12",
             {"columns": ["var2"], "method": "multiplicative", "alpha": 0.05, "seed": 7},
@@ -123,7 +129,7 @@ CASES: dict[str, list[Case]] = {
             "two categories, seeded",
             "land_age",
             {
-                "seed": 1,
+                "seed": "release-1",
                 "columns": {
                     "land": {
                         "categories": ["Deutschland", "Schweiz", "Brasilien"],

@@ -27,6 +27,7 @@ from sqlglot import exp, parse_one
 
 from paradise.anonymize.base import OperatorContext, column
 from paradise.anonymize.registry import OPERATORS
+from paradise.anonymize.secret import draw_key, redact
 from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.pipeline import BackendAccess
@@ -36,6 +37,8 @@ from tests.helpers import sql_statements
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "anonymize"
 DIALECTS = ("duckdb", "postgres", "mysql")
 SEED000 = (356, 670, 815, 132, 613, 916, 538, 348, 3, 396, 401)
+TEST_KEY = draw_key(b"paradise test secret, not for production", "tester")
+"""The draw key of the operator tests (goldens show its pads as ``<secret>``)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,8 @@ def context(
         types=dict(table.columns),
         k=table.k,
         database=database,
+        draw_key=TEST_KEY,
+        role="tester",
     )
 
 
@@ -259,6 +264,7 @@ def write_fixture(operator: str, cases: list[tuple[str, str, dict[str, Any], boo
     for title, table, params, execute in cases:
         for dialect in DIALECTS:
             sql = generate(operator, table, params, dialect, backend).sql(dialect=dialect)
+            sql = redact(sql, TEST_KEY.pads)
             lines += [f"# title: {title}", f"# dialect: {dialect}", f"# table: {table}"]
             if execute and dialect == "duckdb":
                 lines.append("# execute: duckdb")
@@ -290,7 +296,8 @@ def check_golden(
     table = headers["table"]
     generated = generate(operator, table, params, dialect, backend)
     sql = generated.sql(dialect=dialect)
-    assert sql == expected, f"generated SQL differs from the golden:\n{sql}"
+    shown = redact(sql, TEST_KEY.pads)
+    assert shown == expected, f"generated SQL differs from the golden:\n{shown}"
     assert_tree_integrity(generated)
     assert_reparses(sql, dialect)
     if headers.get("execute") != "duckdb":

@@ -145,7 +145,7 @@ def test_key_material_is_redacted_everywhere(world: World) -> None:
     result = _query(world, "SELECT subject_id FROM sensor_readings LIMIT 1")
     shown = [explained.sql, result.annotations.sql, repr(result.annotations.to_dict())]
     for text in shown:
-        assert "<redacted>" in text or text is shown[2]
+        assert "<secret>" in text or text is shown[2]
         for secret in (inner, outer, world.secret, _key(world).hex()):
             assert secret not in text
     # the statement that ran carried the pads (the database computed the HMAC)
