@@ -5,6 +5,8 @@ database computes an anonymized answer, runs it, verifies k-anonymity and
 l-diversity, and returns rows with annotations of what was done.
 """
 
+import logging as _logging
+
 from paradise.errors import BackendError as BackendError
 from paradise.errors import ParadiseError as ParadiseError
 from paradise.errors import PolicyError as PolicyError
@@ -45,3 +47,8 @@ __all__ = [
     "connect",
     "load_policies",
 ]
+
+# a library logs, it does not print: the database's own error text (redacted) goes to the
+# "paradise" loggers, which print nothing until the application (or paradise serve)
+# configures logging
+_logging.getLogger("paradise").addHandler(_logging.NullHandler())
