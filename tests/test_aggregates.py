@@ -211,6 +211,10 @@ def test_suppress_command_reproduces_seed_002(tmp_path: Path) -> None:
             "3",
             "--format",
             "csv",
+            "--language",  # seed 002's German reason texts and level names (default: English)
+            "de",
+            "--labels",
+            "Kreis,Quartier",
         ],
     )
     assert result.exit_code == 0, result.output

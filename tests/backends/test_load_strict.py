@@ -26,8 +26,9 @@ def _tables(backend: Backend) -> set[str]:
     return {t.lower() for t in backend.catalog()}
 
 
-def _leftovers(backend: Backend) -> set[str]:
-    return {t for t in _tables(backend) if "paradise" in t}
+def _loading(tables: set[str]) -> bool:
+    """Whether a load's staging or temporary table is among ``tables``."""
+    return any("__paradise_" in t or t.startswith("_paradise_load") for t in tables)
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -147,7 +148,7 @@ def test_other_sessions_see_the_old_table_until_the_switch(
 
     def watch(done: int, total: int | None) -> None:
         if done:
-            seen.append((count(), any("paradise" in t for t in tables())))
+            seen.append((count(), _loading(tables())))
 
     load_file(backend, new, "swapped", replace=True, batch_rows=100, progress=watch)
     assert len(seen) == 10

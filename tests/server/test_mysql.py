@@ -245,7 +245,7 @@ def test_timeout_interrupts_the_handler() -> None:
 
 
 def test_config_and_user_add(tmp_path: Path) -> None:
-    from paradise.cli.serve import add
+    from paradise.cli.users import add
 
     path = tmp_path / "proxy.toml"
     path.write_text('mysql_listen = "127.0.0.1:3307"\n', encoding="utf-8")
