@@ -1,4 +1,12 @@
-"""A DB-API 2.0 style cursor so that ``pandas.read_sql`` and similar code work unchanged.
+"""A DB-API 2.0 module: ``paradise.dbapi.connect(...)`` returns a connection (a
+:class:`~paradise.processor.Processor`) whose cursors run every statement through the
+pipeline under one role. SQLAlchemy (and through it pandas) uses this module by way of
+the ``paradise+duckdb://`` / ``paradise+postgresql://`` / ``paradise+mysql://`` dialect
+(:mod:`paradise.sqlalchemy_dialect`).
+
+The DB-API exception names are aliases of paradise's own errors, so code written
+against DB-API catches them: ``ProgrammingError`` is a refused or malformed query,
+``OperationalError`` a database failure, ``DataError`` a failed verification.
 
 Example:
     >>> import paradise
@@ -13,20 +21,75 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paradise.errors import ParadiseError
+from paradise.errors import (
+    BackendError,
+    ParadiseError,
+    PolicyError,
+    QueryError,
+    VerificationError,
+)
 
 if TYPE_CHECKING:
     from paradise.postprocess.annotate import Annotations
     from paradise.processor import Processor
 
-__all__ = ["Cursor", "Error", "apilevel", "paramstyle", "threadsafety"]
+__all__ = [
+    "Cursor",
+    "DataError",
+    "DatabaseError",
+    "Error",
+    "IntegrityError",
+    "InterfaceError",
+    "InternalError",
+    "NotSupportedError",
+    "OperationalError",
+    "ProgrammingError",
+    "Warning",
+    "apilevel",
+    "connect",
+    "paramstyle",
+    "threadsafety",
+]
 
 apilevel = "2.0"
 threadsafety = 1
 paramstyle = "qmark"
+
 Error = ParadiseError
+DatabaseError = ParadiseError
+InterfaceError = ParadiseError
+InternalError = ParadiseError
+IntegrityError = ParadiseError
+ProgrammingError = QueryError
+NotSupportedError = QueryError
+OperationalError = BackendError
+DataError = VerificationError
+ConfigurationError = PolicyError
+
+
+class Warning(Exception):  # noqa: A001 - the DB-API name
+    """DB-API: important warnings (paradise reports its warnings in the annotations)."""
+
+
+def connect(
+    target: str = ":memory:",
+    *,
+    role: str | None = None,
+    policies: str | Path | None = None,
+    read_dialect: str | None = None,
+) -> Processor:
+    """DB-API ``connect``: a processor on ``target`` whose cursors run under ``role``.
+
+    >>> con = connect(":memory:", role="analyst")
+    >>> con.cursor().execute("SELECT 1 AS one").fetchall()
+    [(1,)]
+    """
+    from paradise.processor import connect as open_processor
+
+    return open_processor(target, policies=policies, role=role, read_dialect=read_dialect)
 
 
 class Cursor:

@@ -39,7 +39,20 @@ def load_demo_tables(backend: Backend) -> None:
         exp.alias_(exp.cast(exp.Window(this=exp.func("row_number")), exp.DataType.Type.INT), "id"),
         *(exp.alias_(exp.column(h, quoted=True), normalize_name(h), quoted=True) for h in header),
     ).from_(source)
-    backend.run(f"CREATE OR REPLACE TABLE adult AS {select.sql('duckdb')}")
+    import duckdb
+
+    reader = duckdb.connect(":memory:")  # files are read here: the backend has no file access
+    try:
+        table = reader.sql(select.sql("duckdb")).to_arrow_table()
+    finally:
+        reader.close()
+    view = "_paradise_demo_adult"
+    con = backend.connection  # type: ignore[attr-defined]
+    con.register(view, table)
+    try:
+        con.execute(f"CREATE OR REPLACE TABLE adult AS SELECT * FROM {view}")
+    finally:
+        con.unregister(view)
 
 
 def normalize_name(name: str) -> str:

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 __all__ = [
     "BackendError",
+    "InputError",
     "ParadiseError",
     "PolicyError",
     "QueryError",
@@ -75,6 +76,15 @@ class PolicyError(ParadiseError, ValueError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class InputError(ParadiseError, ValueError):
+    """A file given to paradise cannot be used as it is (malformed CSV, wrong encoding, empty);
+    the message names the file and line."""
+
+    sqlstate = "22P04"
+    prefix = "input error"
+    exit_code = 2
 
 
 class QueryError(ParadiseError):

@@ -22,7 +22,7 @@ from paradise.errors import QuerySyntaxError, UnsupportedQueryError
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
-__all__ = ["PLACEHOLDER_POSITION", "parse_query", "statement_kind"]
+__all__ = ["PLACEHOLDER_POSITION", "parse_query", "parse_statements", "statement_kind"]
 
 PLACEHOLDER_POSITION = "paradise_position"
 """``node.meta`` key holding a placeholder's character offset in the query text."""
@@ -68,6 +68,18 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     return statement
 
 
+def parse_statements(sql: str, dialect: str) -> list[exp.Expr]:
+    """Every statement of ``sql`` (any kind), placeholders carrying their text offsets.
+
+    For front doors that route statements themselves (the MySQL listener); it only parses.
+    Raises sqlglot's ``ParseError``/``TokenError`` as they are.
+
+    >>> [type(s).__name__ for s in parse_statements("SET NAMES utf8mb4; SELECT ?", "mysql")]
+    ['Set', 'Select']
+    """
+    return [s for s in _parse(sql, dialect) if s is not None]
+
+
 def _parse(sql: str, dialect: str) -> list[exp.Expr | None]:
     """``sqlglot.parse`` with every placeholder's text offset in its ``meta``."""
     read = Dialect.get_or_raise(dialect)
@@ -97,6 +109,7 @@ def _parser_class(dialect: str) -> type[Parser]:
 def statement_kind(statement: exp.Expr) -> str:
     """A short upper-case name for a statement, for messages.
 
+    >>> import sqlglot
     >>> statement_kind(sqlglot.parse_one("DROP TABLE t"))
     'DROP'
     """

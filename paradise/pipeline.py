@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
@@ -22,6 +23,7 @@ from paradise.anonymize.dialects import with_shared_cte
 from paradise.anonymize.preferences import shaped_subjects_query
 from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
 from paradise.backends.base import Backend
+from paradise.backends.errors import user_error
 from paradise.errors import (
     BackendError,
     ParadiseError,
@@ -32,14 +34,23 @@ from paradise.params import bind_params
 from paradise.parse import parse_query
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import ColumnClass, OnViolation
-from paradise.postprocess.aggregates import suppress_rollup
+from paradise.postprocess.aggregates import check_rollup_contributors, suppress_rollup
 from paradise.postprocess.annotate import Annotations, TableAnnotation
-from paradise.postprocess.verify import Labels, verify_answer
+from paradise.postprocess.verify import Labels, small_groups, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.release.manager import ReleaseSource
 from paradise.result import ExplainResult, Result
-from paradise.rewrite.analyze import QueryModel, analyze_query, passes_rows, reaches_rows
+from paradise.rewrite.analyze import (
+    Block,
+    QueryModel,
+    analyze_query,
+    block_owner,
+    is_window_function,
+    passes_rows,
+    reaches_rows,
+)
 from paradise.rewrite.check_aggregates import AggregateSpec, check_aggregates
+from paradise.rewrite.check_generalized import check_generalized
 from paradise.rewrite.check_generated import RELATION_PREFIX, check_generated
 from paradise.rewrite.context import RewriteContext
 from paradise.rewrite.count_contributors import (
@@ -52,8 +63,9 @@ from paradise.rewrite.count_contributors import (
 )
 from paradise.rewrite.grammar import check_grammar
 from paradise.rewrite.group_distinct import group_distinct
-from paradise.rewrite.qualify_query import qualify_query
+from paradise.rewrite.qualify_query import qualify_query, visible_schema
 from paradise.rewrite.resolve_tables import resolve_tables
+from paradise.rewrite.total_functions import total_functions
 from paradise.rewrite.wrap_answer import hoist_tail, output_name, pg_output_names
 
 Source = tuple[str, str]
@@ -62,7 +74,7 @@ Source = tuple[str, str]
 PLAN_CACHE_SIZE = 1024
 """Anonymization plans kept per processor (keyed by role, table, query kind, columns read)."""
 
-__all__ = ["Prepared", "explain", "prepare", "run"]
+__all__ = ["Prepared", "describe", "explain", "prepare", "run"]
 
 
 @dataclass(frozen=True)
@@ -196,6 +208,7 @@ def _prepare(
         raise UnsupportedQueryError(
             "cannot trace where every output column comes from", hint="simplify the query"
         )
+    check_generalized(model, ctx.policy, ctx.role)
     clock.lap("qualify")
     read_columns = _read_columns(model)
     plans = _plans(model, ctx, read_columns, plan_cache, database, guards_by_table, releases)
@@ -207,6 +220,7 @@ def _prepare(
             "rewrite: count_contributors (distinct contributors per released "
             + ("group)" if count.grouped else "class)")
         )
+    total_functions(qualified, ctx.dialect, visible_schema(tables, ctx))
     labels = _labels(model, guards)
     statement, stats, grouped = _assemble(model, plans, guards, count, names, ctx)
     for plan in plans.values():
@@ -216,6 +230,7 @@ def _prepare(
     clock.lap("rewrite")
     if ctx.dialect == "mysql":
         _rollup_for_mysql(statement)
+        _filter_for_mysql(statement)
     # comments are the user's text: never forward them (MySQL runs /*! ... */ as code)
     generated = statement.sql(dialect=ctx.dialect, comments=False)
     check_generated(generated, ctx.dialect)
@@ -275,6 +290,25 @@ def _read_columns(model: QueryModel) -> dict[str, frozenset[str]]:
     return {name: frozenset(cols) for name, cols in found.items()}
 
 
+def _releases_values(block: Block) -> bool:
+    """Whether stored values reach the answer as they are: through row-level blocks and
+    blocks that only group (``DISTINCT``, ``GROUP BY`` without an aggregate function),
+    whose groups are values of single rows. Preferences treat such answers as row-level
+    (an aggregate-only subject must not appear in ``SELECT DISTINCT subject_id``)."""
+    if block.kind == "select":
+        node = block.node
+        if any(
+            not is_window_function(agg) and block_owner(agg) is node
+            for agg in node.find_all(exp.AggFunc)
+        ):
+            return False
+    elif not passes_rows(block):
+        return False
+    if block.use in ("root", "expression"):
+        return True
+    return any(_releases_values(consumer) for consumer, _alias in block.consumers)
+
+
 def _plans(
     model: QueryModel,
     ctx: RewriteContext,
@@ -287,7 +321,9 @@ def _plans(
     """One anonymization plan per stored table (row-level if any reference releases rows);
     a table served from a release reads it (``releases``)."""
     plans: dict[str, TablePlan] = {}
-    row_level = {ref.table for ref in model.refs if reaches_rows(ref.block)}
+    row_level = {
+        ref.table for ref in model.refs if reaches_rows(ref.block) or _releases_values(ref.block)
+    }
     for ref in model.refs:
         table = ref.table
         if table in plans:
@@ -416,7 +452,81 @@ def _assemble(
             final = with_shared_cte(final, name, relation, ctx.dialect)
         else:
             final = final.with_(exp.to_identifier(name, quoted=True), as_=relation, copy=False)
+    if ctx.dialect == "mysql":
+        _hoist_ctes(final)
     return final, tuple(stats), grouped
+
+
+def _filter_for_mysql(statement: exp.Expr) -> None:
+    """MariaDB/MySQL have no ``FILTER``: ``AGG(x) FILTER (WHERE c)`` becomes
+    ``AGG(CASE WHEN c THEN x END)`` (``COUNT(*)`` counts ``CASE WHEN c THEN 1 END``)."""
+    for node in list(statement.find_all(exp.Filter)):
+        agg, where = node.this, node.expression
+        condition = where.this if isinstance(where, exp.Where) else where
+        arg = agg.this
+        if arg is None or isinstance(arg, exp.Star):
+            value: exp.Expr = exp.Literal.number(1)
+        elif isinstance(arg, exp.Distinct):
+            inner = arg.expressions[0] if arg.expressions else exp.Literal.number(1)
+            arg.set(
+                "expressions",
+                [exp.Case(ifs=[exp.If(this=condition.copy(), true=inner.copy())])],
+            )
+            node.replace(agg)
+            continue
+        else:
+            value = arg
+        agg.set("this", exp.Case(ifs=[exp.If(this=condition.copy(), true=value.copy())]))
+        node.replace(agg)
+
+
+def _hoist_ctes(final: exp.Select) -> None:
+    """Move the user's CTEs into the statement's own ``WITH`` (MariaDB: a nested ``WITH``
+    cannot see the CTEs of an enclosing one, so it could not read the relations).
+
+    A CTE is placed after the relations and before the CTE whose body nests it, so every
+    CTE still comes after the ones it reads. Names must be unique across the query.
+    """
+    top = final.args.get("with_")
+    if top is None:
+        top = exp.With(expressions=[])
+        final.set("with_", top)
+    own = list(top.expressions)
+    inside_relations = {id(w) for cte in own for w in cte.find_all(exp.With)}
+    body_withs = [
+        w for w in final.find_all(exp.With) if w is not top and id(w) not in inside_relations
+    ]
+    if not body_withs:
+        if not own:
+            final.set("with_", None)
+        return
+    hoisted: list[exp.CTE] = []
+    recursive = False
+    done: set[int] = set()
+
+    def take(with_: exp.With) -> None:
+        nonlocal recursive
+        if id(with_) in done:
+            return
+        done.add(id(with_))
+        recursive = recursive or bool(with_.args.get("recursive"))
+        for cte in list(with_.expressions):
+            for inner in cte.this.find_all(exp.With):
+                take(inner)
+            hoisted.append(cte)
+        with_.pop()
+
+    for with_ in body_withs:
+        take(with_)
+    names = [cte.alias_or_name for cte in hoisted]
+    if len(set(names)) != len(names):
+        raise UnsupportedQueryError(
+            "on MariaDB/MySQL, the query's CTE names must be unique across the whole query",
+            hint="rename the nested CTEs",
+        )
+    top.set("expressions", [*own, *hoisted])
+    if recursive:
+        top.set("recursive", True)
 
 
 def _labels(model: QueryModel, guards: dict[str, Guard]) -> Labels:
@@ -493,6 +603,16 @@ def run(
     columns = prepared.columns
     spec = prepared.aggregates
     cells: dict[str, Any] | None = None
+    if spec is not None:
+        labels_sensitive = any(
+            col in prepared.plans[t].sensitive
+            for i in spec.rollup_levels
+            for t, col in prepared.lineage[i]
+            if t in prepared.plans
+        )
+        check_rollup_contributors(
+            table, small_groups(figures, prepared.stats), spec, sensitive_labels=labels_sensitive
+        )
     try:
         verification = verify_answer(
             table,
@@ -531,6 +651,33 @@ def run(
         rows = result_set.rows  # the backend's tuples are the answer's rows
         result.__dict__["rows"] = rows if figures.num_columns == 0 else [r[:width] for r in rows]
     return result
+
+
+def describe(
+    sql: str,
+    ctx: RewriteContext,
+    backend: Backend,
+    *,
+    params: Sequence[Any] | None = None,
+    plan_cache: dict[tuple[str, str, bool, frozenset[str]], TablePlan] | None = None,
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """Column names and types :func:`run` would answer, without reading any row.
+
+    The rewritten statement runs under ``LIMIT 0``, so the types are the database's own.
+    ``None`` when they are not known before the answer exists (tables with totals,
+    whose cells become intervals).
+    """
+    prepared = prepare(sql, ctx, params=params, plan_cache=plan_cache,
+                       database=BackendAccess(backend))  # fmt: skip
+    if prepared.aggregates is not None:
+        return None
+    query = sqlglot.parse_one(prepared.sql, read=ctx.dialect)
+    empty = exp.select(exp.Star()).from_(exp.Subquery(
+        this=query, alias=exp.TableAlias(this=exp.to_identifier("_paradise_describe"))
+    )).limit(0)  # fmt: skip
+    result_set = _execute(backend, dataclasses.replace(prepared, sql=empty.sql(ctx.dialect)))
+    width = len(prepared.columns)
+    return prepared.columns, tuple(result_set.types[:width])
 
 
 def explain(
@@ -624,17 +771,19 @@ def _table_annotations(
 
 
 def _execute(backend: Backend, prepared: Prepared) -> Any:
-    """Run the statement; a backend error never shows key material (it may quote the SQL)."""
+    """Run the statement; a failure reaches the caller as a data-free error with a request id
+    (:func:`paradise.backends.errors.user_error`), never with key material."""
     try:
         return backend.execute(prepared.sql)
-    except BackendError as exc:
-        if not prepared.secrets:
-            raise
-        fields = (exc.message, exc.hint, exc.detail)
+    except Exception as exc:
+        failure = user_error(exc)
+    if prepared.secrets and isinstance(failure, BackendError):
+        fields = (failure.message, failure.hint, failure.detail)
         text = [redact(t, prepared.secrets) if t else t for t in fields]
-        raise BackendError(
-            text[0] or "", hint=text[1], detail=text[2], sqlstate=exc.sqlstate
-        ) from None
+        failure = BackendError(
+            text[0] or "", hint=text[1], detail=text[2], sqlstate=failure.sqlstate
+        )
+    raise failure
 
 
 def _count_shaped_subjects(prepared: Prepared, access: BackendAccess) -> tuple[dict[str, Any], ...]:

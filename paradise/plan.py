@@ -106,6 +106,17 @@ def prunable(policy: TablePolicy) -> bool:
     )
 
 
+def _operator_columns(policy: TablePolicy) -> set[str]:
+    """Columns the operators read whatever the query reads (slicing's bucket_by, order_by)."""
+    named: set[str] = set()
+    for step in policy.transform:
+        bucket_by = getattr(step.params, "bucket_by", None)
+        if bucket_by:
+            named.add(bucket_by)
+        named.update(getattr(step.params, "order_by", ()) or ())
+    return named
+
+
 def _touched_groups(params: Any, columns: tuple[str, ...]) -> int:
     """How many slicing groups ``columns`` fall into (ungrouped columns: one each)."""
     groups = getattr(params, "groups", ())
@@ -156,7 +167,8 @@ def plan_table(
     all_visible = visible
     if needed is not None and prunable(policy):
         # data minimization: read (and permute) only the columns the query uses
-        visible = tuple(c for c in visible if c in needed) or visible[:1]
+        keep = set(needed) | _operator_columns(policy)
+        visible = tuple(c for c in visible if c in keep) or visible[:1]
     classes = {c: policy.class_of(c).value for c in visible}  # type: ignore[union-attr]
     carried = visible
     pseudonyms = policy.pseudonym_columns()

@@ -151,6 +151,18 @@ class Processor:
             releases=self.releases,
         )
 
+    def describe(
+        self,
+        sql: str,
+        role: str | None = None,
+        params: Sequence[Any] | None = None,
+        *,
+        read_dialect: str | None = None,
+    ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """Column names and types ``query`` would answer, without reading rows (or ``None``)."""
+        ctx = self.context(role, read_dialect=read_dialect)
+        return pipeline.describe(sql, ctx, self.backend, params=params, plan_cache=self._plans)
+
     def explain(
         self, sql: str, role: str | None = None, params: Sequence[Any] | None = None
     ) -> ExplainResult:

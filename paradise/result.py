@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,11 @@ if TYPE_CHECKING:
 __all__ = ["ExplainResult", "Result"]
 
 
-@dataclass(frozen=True)
+_HTML_ROWS = 20
+"""Rows a notebook shows of a result (the whole result is in ``rows`` / ``to_pandas()``)."""
+
+
+@dataclass(frozen=True, repr=False)
 class Result:
     """Rows, column names and the annotations that say what was done.
 
@@ -28,6 +33,8 @@ class Result:
         ...            annotations=Annotations(role="r", sql="SELECT 1", tables=()))
         >>> len(r), r.rows, int(r.to_pandas()["a"].sum())
         (2, [(1,), (2,)], 3)
+        >>> r
+        <Result: 2 rows, columns (a); role r>
     """
 
     columns: tuple[str, ...]
@@ -58,6 +65,38 @@ class Result:
     def to_dicts(self) -> list[dict[str, Any]]:
         """The rows as dictionaries keyed by column name."""
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+    def __repr__(self) -> str:
+        """One line: size, columns, role and k (the rows: ``rows``, ``to_pandas()``)."""
+        shown = ", ".join(self.columns[:8]) + (", ..." if len(self.columns) > 8 else "")
+        notes = self.annotations
+        k = ""
+        if notes.k_required is not None and notes.k_required > 1:
+            k = f"; k required {notes.k_required}, achieved {notes.k_achieved}"
+        return f"<Result: {len(self)} rows, columns ({shown}); role {notes.role}{k}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the first rows as a table and the annotations beneath.
+
+        Every value and name is HTML-escaped.
+        """
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.columns)
+        body = []
+        for row in self.table.slice(0, _HTML_ROWS).to_pylist():
+            cells = "".join(
+                f"<td>{'<i>NULL</i>' if v is None else html.escape(str(v))}</td>"
+                for v in row.values()
+            )
+            body.append(f"<tr>{cells}</tr>")
+        more = len(self) - min(len(self), _HTML_ROWS)
+        caption = f"{len(self)} row(s)" + (f", first {_HTML_ROWS} shown" if more else "")
+        notes = "".join(f"<li>{html.escape(line)}</li>" for line in self.annotations.notices())
+        return (
+            '<div class="paradise-result"><table><thead><tr>'
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"<p><small>{html.escape(caption)}</small></p>"
+            f"<details><summary>annotations</summary><ul>{notes}</ul></details></div>"
+        )
 
 
 @dataclass(frozen=True)

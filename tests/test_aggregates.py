@@ -101,6 +101,26 @@ def test_distinct_subjects_are_counted(office: paradise.Processor) -> None:
     assert "person" not in ok.columns
 
 
+def test_subjects_are_counted_by_default(tmp_path: Path) -> None:
+    """Issue 13, item 7: with a subject key, cells count people without ``count: subjects``;
+    ``count: rows`` next to a subject key is a policy error."""
+    policy = SEED_POLICY.replace("count: subjects, ", "")
+    (tmp_path / "office.yaml").write_text(policy)
+    backend = DuckDBBackend(":memory:")
+    backend.run("CREATE TABLE visits (person INTEGER, ward VARCHAR, days INTEGER)")
+    backend.run("INSERT INTO visits VALUES (1,'b',1),(1,'b',2),(1,'b',3),(1,'b',9),(2,'a',1)")
+    proc = paradise.connect(backend, policies=tmp_path, role="office")
+    with pytest.raises(paradise.VerificationError, match="not 3-anonymous"):
+        proc.query("SELECT ward, COUNT(*) AS n FROM visits WHERE ward = 'b' GROUP BY ward")
+    with pytest.raises(paradise.VerificationError):
+        proc.query(
+            "SELECT COUNT(*) AS n FROM (SELECT * FROM visits UNION ALL SELECT * FROM visits) v"
+        )
+    (tmp_path / "office.yaml").write_text(SEED_POLICY.replace("count: subjects", "count: rows"))
+    with pytest.raises(paradise.PolicyError, match="counts one person's rows"):
+        paradise.connect(backend, policies=tmp_path, role="office")
+
+
 def test_small_cells_are_withheld_with_their_labels(proc: paradise.Processor, adult) -> None:
     """A group below the minimum cell size releases neither its count nor its label
     (an interval with the label would tell that the group exists: issue 13, item 11)."""
@@ -125,6 +145,44 @@ def test_rollup_on_adult_passes_audit(proc: paradise.Processor) -> None:
     for row in result.rows:
         if row[2].count("-") == 0 and row[1] is not None:
             assert not 1 <= int(row[2]) <= 4, row  # no small count published exactly
+
+
+@pytest.mark.parametrize(
+    ("source", "factor", "where"),
+    [
+        ("adult", 1, "age >= 80"),
+        ("adult", 1, "age = 90"),
+        ("(SELECT * FROM adult UNION ALL SELECT * FROM adult) AS t", 2, "age >= 80"),
+        ("(SELECT * FROM adult UNION ALL SELECT * FROM adult) AS t", 2, "age = 90"),
+        (
+            "(SELECT * FROM adult UNION ALL SELECT * FROM adult UNION ALL SELECT * FROM adult) AS t",
+            3,
+            "age BETWEEN 75 AND 90",
+        ),
+    ],
+)
+def test_rollup_cells_count_contributors(proc: paradise.Processor, adult, source, factor, where):
+    """Issue 13, items 1 and 6: a cell published exactly stands for at least 5 people,
+    whatever repeats rows; otherwise the answer is refused. Checked against pandas."""
+    sql = (
+        f"SELECT sex, race, count(*) AS n FROM {source} WHERE {where} "
+        "GROUP BY ROLLUP (sex, race)"
+    )
+    try:
+        result = proc.query(sql, role="tables")
+    except paradise.VerificationError:
+        return
+    rows = adult.query(where.replace("=", "==").replace("<==", "<=").replace(">==", ">="))
+    people = {
+        **{(s, r): n for (s, r), n in rows.groupby(["sex", "race"]).size().items()},
+        **{(s, None): n for s, n in rows.groupby("sex").size().items()},
+        (None, None): len(rows),
+    }
+    for sex, race, published, *_ in result.rows:
+        if "-" in published:
+            continue
+        assert int(published) == factor * people[(sex, race)]
+        assert people[(sex, race)] >= 5, (sex, race, published)
 
 
 def test_suppress_command_reproduces_seed_002(tmp_path: Path) -> None:

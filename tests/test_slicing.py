@@ -172,3 +172,42 @@ def test_pipeline_buckets_do_not_depend_on_the_columns_read(
     # both rank rows by the same row key over all visible columns
     key = "HASH(" + narrow.split("HASH(")[1].split(') AS "_paradise_rowkey"')[0]
     assert key in wide and '"income"' in key and '"occupation"' in key
+
+
+@pytest.mark.parametrize(
+    "split", [{"bucket_by": "race"}, {"buckets": 20, "order_by": ["age"]}], ids=["bucket_by", "order_by"]
+)
+def test_slicing_split_column_is_read_when_the_query_does_not_name_it(split, adult) -> None:
+    """Column pruning keeps the columns slicing splits by (issue 13: it dropped them)."""
+    from paradise.policy.model import RolePolicy
+
+    role = RolePolicy.model_validate(
+        {
+            "role": "splitter",
+            "tables": {
+                "adult": {
+                    "columns": {
+                        "id": "identifier",
+                        "age": "quasi_identifier",
+                        "race": "quasi_identifier",
+                        "sex": "quasi_identifier",
+                        "income": "sensitive",
+                    },
+                    "privacy": {"k": 1, "on_violation": "report"},
+                    "transform": [
+                        {"slicing": {"groups": [["sex"], ["income"]], **split}}
+                    ],
+                }
+            },
+        }
+    )
+    proc = paradise.connect(":memory:", policies={"splitter": role})
+    proc.load_demo()
+    answer = proc.query("SELECT sex, income FROM adult", role="splitter")
+    expected = adult.groupby(["sex"]).size().to_dict()
+    got: dict[str, int] = {}
+    for sex, _income in answer.rows:
+        got[sex] = got.get(sex, 0) + 1
+    assert got == expected
+    income = proc.query("SELECT income, count(*) AS n FROM adult GROUP BY income", role="splitter")
+    assert dict(income.rows) == adult.groupby("income").size().to_dict()

@@ -59,7 +59,14 @@ from paradise.anonymize.base import OperatorContext, OperatorParams, column, hel
 from paradise.anonymize.microaggregation import check_named_columns
 from paradise.anonymize.sqlfuncs import case_when, div, lit
 
-__all__ = ["ColumnRecoding", "Generalization", "GeneralizationParams", "interval_label"]
+__all__ = [
+    "ColumnRecoding",
+    "Generalization",
+    "GeneralizationParams",
+    "HierarchyFileError",
+    "interval_label",
+    "read_hierarchy",
+]
 
 _INTEGER_TYPES = ("INT", "BIGINT", "SMALLINT", "TINYINT", "HUGEINT", "INTEGER", "SERIAL")
 Number = int | float
@@ -142,6 +149,8 @@ class ColumnRecoding(OperatorParams):
             object.__setattr__(self, "hierarchy", rows)
         if not rows:
             raise ValueError("a hierarchy needs at least one row")
+        if self.hierarchy_file is None:
+            _check_inline(rows)
         depth = len(rows[0])
         if any(len(r) != depth for r in rows):
             raise ValueError("every hierarchy row must list the same number of levels")
@@ -159,26 +168,111 @@ class ColumnRecoding(OperatorParams):
         return self
 
 
+def _check_inline(rows: tuple[tuple[str, ...], ...]) -> None:
+    """An inline hierarchy is monotone: every code has one parent (row numbers from 0)."""
+    parents: dict[tuple[int, str], tuple[str, int]] = {}
+    for number, cells in enumerate(rows):
+        for level in range(1, len(cells) - 1):
+            known = parents.setdefault((level, cells[level]), (cells[level + 1], number))
+            if known[0] != cells[level + 1]:
+                raise ValueError(
+                    f"hierarchy row {number} is not monotone: level-{level} code "
+                    f"{cells[level]!r} has parent {cells[level + 1]!r} but {known[0]!r} in row "
+                    f"{known[1]}; every code needs one parent"
+                )
+
+
+class HierarchyFileError(ValueError):
+    """A problem in a hierarchy CSV, located by the file's own line (not the policy's)."""
+
+    def __init__(self, file: Path, line: int | None, problem: str) -> None:
+        self.file = file
+        self.line = line
+        self.problem = problem
+        where = f"{file}:{line}" if line is not None else str(file)
+        super().__init__(f"{where}: {problem}")
+
+
 def read_hierarchy(path: str, base: Path | None) -> tuple[tuple[str, ...], ...]:
     """Read an ARX hierarchy CSV (``;``-separated, one row per original value).
+
+    Every row lists a value and its codes from specific to general; problems are
+    :class:`HierarchyFileError` with the CSV line: rows with different numbers of
+    levels, a value listed twice, a code with two parents (not monotone), or a
+    comma-separated file.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "h.csv").write_text("Germany;Europe;*\\nBrazil;America;*\\n")
     >>> read_hierarchy("h.csv", d)
     (('Germany', 'Europe', '*'), ('Brazil', 'America', '*'))
-    """
+    >>> _ = (d / "c.csv").write_text("Germany,Europe,*\\n")
+    >>> read_hierarchy("c.csv", d)
+    Traceback (most recent call last):
+    ...
+    paradise.anonymize.generalization.HierarchyFileError: ...c.csv:1: no ';' between the levels: the file looks comma-separated; ARX hierarchy files separate levels with ';'
+    """  # noqa: E501
     file = Path(path)
     if not file.is_absolute() and base is not None:
         file = Path(base) / file
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ValueError(f"cannot read hierarchy file {str(file)!r}: {exc.strerror}") from exc
-    rows = [
-        tuple(cell.strip() for cell in row) for row in csv.reader(io.StringIO(text), delimiter=";")
-    ]
-    return tuple(r for r in rows if r and any(r))
+        raise HierarchyFileError(file, None, f"cannot read hierarchy file: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        line = text_line(exc.object, exc.start) if isinstance(exc.object, bytes) else None
+        raise HierarchyFileError(file, line, "not valid UTF-8; save the file as UTF-8") from exc
+    numbered: list[tuple[int, tuple[str, ...]]] = []
+    reader = csv.reader(io.StringIO(text), delimiter=";")
+    for row in reader:
+        cells = tuple(cell.strip() for cell in row)
+        if cells and any(cells):
+            numbered.append((reader.line_num, cells))
+    if not numbered:
+        raise HierarchyFileError(file, None, "the hierarchy file has no rows")
+    check_hierarchy_rows(numbered, file)
+    return tuple(cells for _, cells in numbered)
+
+
+def text_line(data: bytes, offset: int) -> int:
+    """The 1-based line of byte ``offset`` in ``data``.
+
+    >>> text_line(b"a\\nb\\nc", 4)
+    3
+    """
+    return data.count(b"\n", 0, offset) + 1
+
+
+def check_hierarchy_rows(rows: list[tuple[int, tuple[str, ...]]], file: Path) -> None:
+    """Shape, uniqueness and monotonicity of hierarchy rows ``(line, cells)``."""
+    first_line, first = rows[0]
+    if len(first) == 1 and any("," in cells[0] for _, cells in rows):
+        raise HierarchyFileError(
+            file, first_line, "no ';' between the levels: the file looks comma-separated; "
+            "ARX hierarchy files separate levels with ';'"
+        )
+    depth = len(first)
+    seen: dict[str, int] = {}
+    parents: list[dict[str, tuple[str, int]]] = [{} for _ in range(depth)]
+    for line, cells in rows:
+        if len(cells) != depth:
+            raise HierarchyFileError(
+                file, line, f"{len(cells)} levels where line {first_line} has {depth}"
+            )
+        if cells[0] in seen:
+            raise HierarchyFileError(
+                file, line, f"value {cells[0]!r} appears twice (first on line {seen[cells[0]]})"
+            )
+        seen[cells[0]] = line
+        for level in range(1, depth - 1):
+            code, parent = cells[level], cells[level + 1]
+            known = parents[level].setdefault(code, (parent, line))
+            if known[0] != parent:
+                raise HierarchyFileError(
+                    file, line,
+                    f"not monotone: level-{level} code {code!r} has parent {parent!r} here but "
+                    f"{known[0]!r} on line {known[1]}; every code needs one parent",
+                )
 
 
 class GeneralizationParams(OperatorParams):

@@ -27,11 +27,14 @@ def duckdb_path(target: str) -> str | None:
     return path or ":memory:"
 
 
-def connect_backend(target: str, *, read_only: bool = False) -> Backend:
+def connect_backend(
+    target: str, *, read_only: bool = False, pool_size: int | None = None
+) -> Backend:
     """Open a backend from ``target``: a DuckDB path, ``:memory:``, or a SQLAlchemy-style URL.
 
     ``read_only`` opens a DuckDB file read-only (so that several processes can share
-    it); servers are read through the account's own permissions.
+    it); servers are read through the account's own permissions, on read-only query
+    sessions, at most ``pool_size`` at once (default 4; ``[limits] backend_connections``).
 
     >>> connect_backend(":memory:").dialect
     'duckdb'
@@ -44,11 +47,15 @@ def connect_backend(target: str, *, read_only: bool = False) -> Backend:
     if driver in ("postgresql", "postgres"):
         from paradise.backends.postgres import PostgresBackend
 
-        return PostgresBackend(target)
+        if pool_size is None:
+            return PostgresBackend(target)
+        return PostgresBackend(target, pool_size=pool_size)
     if driver in ("mysql", "mariadb"):
         from paradise.backends.mysql import MySQLBackend
 
-        return MySQLBackend(target)
+        if pool_size is None:
+            return MySQLBackend(target)
+        return MySQLBackend(target, pool_size=pool_size)
     raise BackendError(
         f"unsupported database URL scheme {scheme!r}",
         hint="use duckdb:///path.duckdb, postgresql://... or mysql+pymysql://...",

@@ -105,15 +105,22 @@ class Backend(Protocol):
         ...
 
     def execute(self, sql: str) -> ResultSet:
-        """Run one query and fetch the whole result."""
+        """Run one SELECT on a read-only query session and fetch the whole result.
+
+        Anything but a single query is refused with SQLSTATE 25006; errors quote no data
+        (:func:`paradise.backends.errors.user_error`); the result limits of
+        :mod:`paradise.backends.limits` are enforced while the rows stream in.
+        """
         ...
 
     def run(self, sql: str) -> None:
-        """Run one statement that returns no rows (DDL for ``anonymize`` and ``load``)."""
+        """Run one statement on the writable connection (``load``, ``anonymize``, scratch
+        tables); it returns no rows."""
         ...
 
     def interrupt(self) -> None:
-        """Cancel the query that is running now, if any (thread-safe)."""
+        """Cancel the queries running now, if any (thread-safe); servers' backends also take
+        a cancel ``token`` (:mod:`paradise.backends.cancel`)."""
         ...
 
     def close(self) -> None:

@@ -16,11 +16,21 @@ slicing joins one derived table per column group on a single key, and with 11
 groups MariaDB otherwise spends over a minute choosing among join orders that
 all cost the same (0.08 s at depth 4).
 
+Queries run on a pool of read-only sessions (``SET SESSION TRANSACTION READ
+ONLY``), at most ``pool_size`` at once, so a slow query holds one connection, not
+the backend; a query waiting for a connection can be cancelled. Only a single
+SELECT is accepted there, without ``INTO OUTFILE`` or executable comments
+(:func:`~paradise.backends.readonly.require_query`). Rows stream in unbuffered
+(``SSCursor``) and are counted against the result limits as they arrive. Loading,
+anonymizing and scratch tables use one separate writable connection
+(:meth:`MySQLBackend.run`, :attr:`MySQLBackend.connection`).
+
 Errors carry the SQLSTATE PostgreSQL uses for the same condition, so callers
 test one code on every backend (``08001`` cannot connect, ``28000`` access
 denied, ``3D000`` unknown database, ``42P01`` unknown table, ``42703`` unknown
 column, ``42601`` syntax, ``57014`` cancelled, ``08006`` connection lost), else
-``58000``; the MySQL error number is kept in the message.
+``58000``, and a generic message that quotes nothing from the server's text
+(:func:`~paradise.backends.errors.user_error`).
 
 Example:
     >>> import os
@@ -31,6 +41,8 @@ Example:
     ...     backend = None  # no server: nothing to show
     >>> backend is None or backend.execute("SELECT 1 AS one, 'a' AS s").rows == [(1, "a")]
     True
+    >>> if backend is not None:
+    ...     backend.close()
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pymysql
 import pymysql.converters
+import pymysql.cursors
 from pymysql.constants import FIELD_TYPE, FLAG
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -51,9 +64,19 @@ from sqlglot.errors import SqlglotError
 
 from paradise.backends.base import ResultSet
 from paradise.backends.cancel import CURRENT_TOKEN
+from paradise.backends.errors import user_error
+from paradise.backends.limits import ResultMeter
+from paradise.backends.pool import ConnectionStack, Lease, QuerySessions
+from paradise.backends.readonly import require_query
+from paradise.backends.sqlstates import MYSQL_SQLSTATES, mysql_errno
 from paradise.errors import BackendError
 
-__all__ = ["DEFAULT_SETTINGS", "MySQLBackend", "normalize_type"]
+__all__ = ["DEFAULT_POOL_SIZE", "DEFAULT_SETTINGS", "MySQLBackend", "normalize_type"]
+
+DEFAULT_POOL_SIZE = 4
+"""Query sessions open at most at once, per backend (``[limits] backend_connections``)."""
+STREAM_BATCH_ROWS = 10_000
+"""Rows fetched per round of the unbuffered cursor (the granularity of the result limits)."""
 
 DEFAULT_SETTINGS: Mapping[str, str] = {
     "tmp_table_size": "268435456",
@@ -64,18 +87,8 @@ DEFAULT_SETTINGS: Mapping[str, str] = {
 """Session settings applied on connect; override per backend."""
 
 _BINARY_CHARSET = 63
-# error number -> SQLSTATE (standard codes where PostgreSQL and MySQL mean the same)
-_SQLSTATES: dict[int, str] = {
-    1044: "42501", 1045: "28000", 1698: "28000", 1049: "3D000", 1142: "42501", 1227: "42501",
-    1050: "42P07", 1051: "42P01", 1146: "42P01", 1054: "42703", 1064: "42601", 1149: "42601",
-    1062: "23505", 1048: "23502", 1406: "22001", 1264: "22003", 1365: "22012", 1366: "22P02",
-    1292: "22007", 1205: "55P03", 1213: "40P01", 1317: "57014", 1969: "57014", 3024: "57014",
-    1040: "53300", 1203: "53300", 1105: "58000", 1007: "42P04", 1008: "3D000",
-    2002: "08001", 2003: "08001", 2005: "08001", 2006: "08006", 2013: "08006", 2055: "08006",
-    0: "08006",
-}
+_SQLSTATES = MYSQL_SQLSTATES
 _LOST = {0, 2006, 2013, 2055}
-_CONNECT = {2002, 2003, 2005}
 _INTS: dict[int, tuple[pa.DataType, pa.DataType, str]] = {
     FIELD_TYPE.TINY: (pa.int8(), pa.int16(), "TINYINT"),
     FIELD_TYPE.SHORT: (pa.int16(), pa.int32(), "SMALLINT"),
@@ -120,9 +133,11 @@ class MySQLBackend:
         url: the database URL (SQLAlchemy syntax).
         settings: session variables set on connect (default :data:`DEFAULT_SETTINGS`).
         connect_timeout: seconds to wait for the server.
-        local_infile: allow ``LOAD DATA LOCAL INFILE`` on this connection (the loader
-            turns it on for its own connection only; a hostile server could
+        local_infile: allow ``LOAD DATA LOCAL INFILE`` on the writable connection (the
+            loader turns it on for its own connection only; a hostile server could
             otherwise ask the client for local files).
+        pool_size: query sessions open at most at once.
+        acquire_timeout: seconds a query waits for a free session (None: until cancelled).
     """
 
     dialect: ClassVar[str] = "mysql"
@@ -134,19 +149,29 @@ class MySQLBackend:
         settings: Mapping[str, str] | None = None,
         connect_timeout: int = 10,
         local_infile: bool = False,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        acquire_timeout: float | None = None,
     ) -> None:
         self._params = _connect_params(url, connect_timeout)
         self._settings = dict(DEFAULT_SETTINGS if settings is None else settings)
         self._local_infile = local_infile
         self.url = make_url(url).render_as_string(hide_password=True)
         self._raw_url = url
-        self._lock = threading.RLock()
-        self._token: object | None = None  # the cancel token of the running query
+        self._lock = threading.RLock()  # the writable connection
+        self._token: object | None = None  # the cancel token of the writable connection's work
         self._con: pymysql.connections.Connection[Any] | None = None
-        self._con = self._connect()
+        self._con = self._connect()  # also tells at once whether the server can be reached
+        self._idle: ConnectionStack[pymysql.connections.Connection[Any]] = ConnectionStack(
+            self._connect_query_session, _close, lambda c: bool(c.open)
+        )
+        self._sessions: QuerySessions[pymysql.connections.Connection[Any]] = QuerySessions(
+            pool_size, self._idle.get, self._idle.put, acquire_timeout=acquire_timeout
+        )
 
-    # --- connection -----------------------------------------------------------------------
-    def _connect(self, *, settings: bool = True) -> pymysql.connections.Connection[Any]:
+    # --- connections ----------------------------------------------------------------------
+    def _connect(
+        self, *, settings: bool = True, local_infile: bool | None = None
+    ) -> pymysql.connections.Connection[Any]:
         init = None
         if settings and self._settings:
             # names are checked identifiers, values plain numbers or words (no user data)
@@ -159,10 +184,27 @@ class MySQLBackend:
                 autocommit=True,
                 conv=dict(pymysql.converters.encoders),  # no decoders: values arrive as text
                 init_command=init,
-                local_infile=self._local_infile,
+                local_infile=self._local_infile if local_infile is None else local_infile,
             )
         except pymysql.Error as exc:
             raise _connect_error(exc, self._params) from exc
+
+    def _connect_query_session(self) -> pymysql.connections.Connection[Any]:
+        try:
+            con = self._connect(local_infile=False)
+        except BackendError as exc:
+            raise BackendError(
+                "no query session could be opened on the MySQL/MariaDB server",
+                sqlstate=exc.sqlstate,
+                hint="the server may be down or out of connections; the server log has details",
+            ) from exc
+        try:
+            with con.cursor() as cur:
+                cur.execute("SET SESSION TRANSACTION READ ONLY")
+        except pymysql.Error as exc:
+            con.close()
+            raise _query_error(exc) from None
+        return con
 
     def _connection(self) -> pymysql.connections.Connection[Any]:
         con = self._con
@@ -172,12 +214,13 @@ class MySQLBackend:
 
     @property
     def connection(self) -> pymysql.connections.Connection[Any]:
-        """The PyMySQL connection (autocommit, values decoded as text), for tools and tests."""
+        """The writable PyMySQL connection (autocommit, values as text), for tools and tests."""
         return self._connection()
 
     def reopen(self, *, local_infile: bool) -> MySQLBackend:
         """A second backend on the same database (the loader's ``LOAD DATA`` connection)."""
-        return MySQLBackend(self._raw_url, settings=self._settings, local_infile=local_infile)
+        return MySQLBackend(self._raw_url, settings=self._settings, local_infile=local_infile,
+                            pool_size=1)  # fmt: skip
 
     # --- the Backend protocol -------------------------------------------------------------
     def catalog(self) -> dict[str, dict[str, str]]:
@@ -197,36 +240,41 @@ class MySQLBackend:
         return str(name)
 
     def execute(self, sql: str) -> ResultSet:
+        """Run one SELECT on a read-only query session; anything else is refused (25006)."""
+        require_query(sql, self.dialect)
+        with self._sessions.lease() as lease:
+            assert lease.connection is not None
+            return _stream(lease, lease.connection, sql)
+
+    def run(self, sql: str) -> None:
+        """Run one statement on the writable connection (loading, anonymizing, scratch tables)."""
         with self._lock:
             self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 with con.cursor() as cur:
                     cur.execute(sql)
-                    if cur.description is None:
-                        return ResultSet((), (), pa.table({}))
-                    fields = cur._result.fields if cur._result is not None else []
-                    rows = cur.fetchall()
             except pymysql.Error as exc:
-                raise _query_error(exc) from exc
-        return _to_result(fields, rows)
-
-    def run(self, sql: str) -> None:
-        self.execute(sql)  # a statement without rows returns an empty result
+                raise _query_error(exc) from None
 
     def interrupt(self, token: object | None = None) -> None:
-        """Cancel the running statement with ``KILL QUERY`` from a second connection.
+        """Cancel the running statements with ``KILL QUERY`` from a second connection.
 
-        With ``token``, only if the running statement runs under that cancel token.
+        With ``token``, only those running under that cancel token; a query still
+        waiting for a session never starts.
         """
-        if token is not None and token is not self._token:
-            return
-        con = self._con
-        if con is None or not con.open:
+        self._sessions.interrupt(token, self._kill)
+        if token is None or token is self._token:
+            con = self._con
+            if con is not None and con.open:
+                self._kill(con)
+
+    def _kill(self, con: pymysql.connections.Connection[Any]) -> None:
+        if not con.open:
             return
         thread_id = con.thread_id()
         try:
-            killer = self._connect(settings=False)
+            killer = self._connect(settings=False, local_infile=False)
         except BackendError:
             return
         try:
@@ -238,8 +286,57 @@ class MySQLBackend:
             killer.close()
 
     def close(self) -> None:
+        self._idle.close()
         if self._con is not None and self._con.open:
             self._con.close()
+
+
+def _close(con: pymysql.connections.Connection[Any]) -> None:
+    if con.open:
+        try:
+            con.close()
+        except pymysql.Error:
+            pass
+
+
+def _abandon(cur: pymysql.cursors.SSCursor, con: pymysql.connections.Connection[Any]) -> None:
+    """Drop an unbuffered result unread (the connection is closed instead of drained)."""
+    result = cur._result
+    if result is not None:
+        result.unbuffered_active = False
+    cur._result = None
+    cur.connection = None  # type: ignore[assignment]
+    con._result = None
+    _close(con)
+
+
+def _stream(lease: Lease[Any], con: pymysql.connections.Connection[Any], sql: str) -> ResultSet:
+    """Fetch ``sql``'s rows unbuffered, counting them against the result limits."""
+    meter = ResultMeter()
+    cur = con.cursor(pymysql.cursors.SSCursor)
+    streaming = False
+    try:
+        cur.execute(sql)
+        streaming = True
+        if cur.description is None:
+            return ResultSet((), (), pa.table({}))
+        fields = cur._result.fields if cur._result is not None else []
+        rows: list[Any] = []
+        while batch := cur.fetchmany(STREAM_BATCH_ROWS):
+            if meter.bounded:
+                meter.add(rows=len(batch), nbytes=sum(len(v) for r in batch for v in r if v))
+            rows.extend(batch)
+        streaming = False
+        cur.close()
+    except BaseException as exc:
+        # a result left unread, or a connection lost: the session is not reused
+        lease.discard = streaming or mysql_errno(exc) in _LOST or mysql_errno(exc) >= 2000
+        if streaming:
+            _abandon(cur, con)
+        if isinstance(exc, pymysql.Error):
+            raise _query_error(exc) from None
+        raise
+    return _to_result(fields, rows)
 
 
 def normalize_type(column_type: str) -> str:
@@ -390,16 +487,7 @@ def _connect_error(exc: pymysql.Error, params: Mapping[str, Any]) -> BackendErro
 
 
 def _query_error(exc: pymysql.Error) -> BackendError:
-    errno, message = _errno(exc)
-    if errno in _LOST:
-        return BackendError(
-            f"the MySQL/MariaDB server went away during the query: {_first_line(message)}",
-            sqlstate="08006",
-            hint="the next query reconnects",
-        )
-    if errno in _CONNECT:
-        return BackendError(_first_line(message), sqlstate="08001")
-    if _SQLSTATES.get(errno) == "57014":
-        return BackendError(f"query cancelled: {_first_line(message)}", sqlstate="57014")
-    sqlstate = _SQLSTATES.get(errno, "58000")
-    return BackendError(f"{_first_line(message)} (MySQL error {errno})", sqlstate=sqlstate)
+    """A data-free error for the client (the server's text goes to the log, redacted)."""
+    error = user_error(exc, sqlstate=_SQLSTATES.get(mysql_errno(exc), "58000"), backend="mysql")
+    assert isinstance(error, BackendError)
+    return error

@@ -11,6 +11,16 @@ Every session runs with ``jit = off`` (the JIT spends seconds compiling large
 generated statements for a few milliseconds of gain) and a larger ``work_mem``
 so that the window sorts of slicing stay in memory.
 
+Queries run on a pool of read-only sessions (``psycopg_pool``; sessions open with
+``default_transaction_read_only = on``, and each query runs inside ``BEGIN READ
+ONLY ... ROLLBACK``, so even a setting changed by a query is undone), at most
+``pool_size`` at once: a slow query holds one connection, not the backend. A
+query waiting for a connection can be cancelled. Only a single SELECT is accepted
+there (:func:`~paradise.backends.readonly.require_query`); loading, anonymizing
+and scratch tables use one separate writable connection (:meth:`PostgresBackend.run`,
+:attr:`PostgresBackend.connection`). Errors quote no data
+(:func:`~paradise.backends.errors.user_error`).
+
 Example:
     >>> import os
     >>> url = os.environ.get("PARADISE_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -20,12 +30,15 @@ Example:
     ...     backend = None  # no server: nothing to show
     >>> backend is None or backend.execute("SELECT 1 AS one, 'a' AS s").rows == [(1, "a")]
     True
+    >>> if backend is not None:
+    ...     backend.close()
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -33,6 +46,7 @@ import psycopg
 import pyarrow as pa
 import pyarrow.csv as pacsv
 from psycopg import pq
+from psycopg_pool import ConnectionPool, PoolTimeout
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlglot import exp
@@ -40,12 +54,22 @@ from sqlglot.errors import SqlglotError
 
 from paradise.backends.base import ResultSet
 from paradise.backends.cancel import CURRENT_TOKEN
+from paradise.backends.errors import user_error
+from paradise.backends.limits import ResultMeter
+from paradise.backends.pool import Lease, QuerySessions
+from paradise.backends.readonly import require_query
 from paradise.errors import BackendError
 
-__all__ = ["DEFAULT_SETTINGS", "PostgresBackend"]
+__all__ = ["DEFAULT_POOL_SIZE", "DEFAULT_SETTINGS", "PostgresBackend"]
 
 DEFAULT_SETTINGS: Mapping[str, str] = {"jit": "off", "work_mem": "64MB"}
 """Session settings applied on connect (libpq ``options``); override per backend."""
+
+QUERY_SESSION_SETTINGS: Mapping[str, str] = {"default_transaction_read_only": "on"}
+"""Added to the settings of every query session (never to the writable connection)."""
+
+DEFAULT_POOL_SIZE = 4
+"""Query sessions open at most at once, per backend (``[limits] backend_connections``)."""
 
 # type OID -> (SQL name, Arrow type used to parse the CSV text; None: keep it as text)
 _TYPES: dict[int, tuple[str, pa.DataType | None]] = {
@@ -93,6 +117,8 @@ class PostgresBackend:
         url: the database URL (SQLAlchemy syntax; ``postgresql+psycopg://`` works too).
         settings: session settings (default :data:`DEFAULT_SETTINGS`).
         connect_timeout: seconds to wait for the server (unless the URL says otherwise).
+        pool_size: query sessions open at most at once.
+        acquire_timeout: seconds a query waits for a free session (None: until cancelled).
     """
 
     dialect: ClassVar[str] = "postgres"
@@ -103,24 +129,34 @@ class PostgresBackend:
         *,
         settings: Mapping[str, str] | None = None,
         connect_timeout: int = 10,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        acquire_timeout: float | None = None,
     ) -> None:
         self._params = _connect_params(url, connect_timeout)
         self._settings = dict(DEFAULT_SETTINGS if settings is None else settings)
         self.url = _safe_url(url)
-        self._lock = threading.RLock()
-        self._token: object | None = None  # the cancel token of the running query
+        self._lock = threading.RLock()  # the writable connection
+        self._token: object | None = None  # the cancel token of the writable connection's work
         self._con: psycopg.Connection[Any] | None = None
-        self._con = self._connect()
+        self._con = self._connect()  # also tells at once whether the server can be reached
+        self._pool: ConnectionPool[Any] | None = None
+        self._pool_lock = threading.Lock()
+        self._sessions: QuerySessions[psycopg.Connection[Any]] = QuerySessions(
+            pool_size, self._checkout, self._checkin, acquire_timeout=acquire_timeout
+        )
 
-    # --- connection -----------------------------------------------------------------------
-    def _connect(self) -> psycopg.Connection[Any]:
+    # --- connections ----------------------------------------------------------------------
+    def _connect_kwargs(self, settings: Mapping[str, str]) -> dict[str, Any]:
         params = dict(self._params)
-        options = " ".join(f"-c {k}={v}" for k, v in self._settings.items())
+        options = " ".join(f"-c {k}={v}" for k, v in settings.items())
         if options:
             params["options"] = f"{params.get('options', '')} {options}".strip()
         params.setdefault("application_name", "paradise")
+        return params
+
+    def _connect(self) -> psycopg.Connection[Any]:
         try:
-            return psycopg.connect(autocommit=True, **params)
+            return psycopg.connect(autocommit=True, **self._connect_kwargs(self._settings))
         except psycopg.Error as exc:
             raise _connect_error(exc, self._params) from exc
 
@@ -134,8 +170,44 @@ class PostgresBackend:
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
-        """The psycopg connection (autocommit), for loading data in tools and tests."""
+        """The writable psycopg connection (autocommit), for loading data in tools and tests."""
         return self._connection()
+
+    def _query_pool(self) -> ConnectionPool[Any]:
+        with self._pool_lock:
+            if self._pool is None:
+                kwargs = self._connect_kwargs({**self._settings, **QUERY_SESSION_SETTINGS})
+                self._pool = ConnectionPool(
+                    kwargs={"autocommit": True, **kwargs},
+                    min_size=1,
+                    max_size=self._sessions.size,
+                    open=True,
+                    name="paradise-queries",
+                    timeout=float(self._params.get("connect_timeout", 10)),
+                    num_workers=1,
+                )
+                # a backend dropped without close() must not leave the pool's thread behind
+                weakref.finalize(self, self._pool.close)
+            return self._pool
+
+    def _checkout(self) -> psycopg.Connection[Any]:
+        try:
+            return self._query_pool().getconn()
+        except PoolTimeout as exc:
+            raise BackendError(
+                "no query session could be opened on the PostgreSQL server",
+                sqlstate="08001",
+                hint="the server may be down or out of connections; the server log has details",
+            ) from exc
+
+    def _checkin(self, con: psycopg.Connection[Any], discard: bool) -> None:
+        if discard and not con.closed:
+            con.close()
+        pool = self._pool
+        if pool is not None:
+            pool.putconn(con)  # the pool replaces closed and broken connections
+        else:
+            con.close()
 
     # --- the Backend protocol -------------------------------------------------------------
     def catalog(self) -> dict[str, dict[str, str]]:
@@ -149,7 +221,7 @@ class PostgresBackend:
             "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY c.relname, a.attnum"
         )
         tables: dict[str, dict[str, str]] = {}
-        for table, col, typ in self._cursor_fetch(query).rows:
+        for table, col, typ in self.execute(query).rows:
             tables.setdefault(table, {})[col] = normalize_type(typ)
         return tables
 
@@ -159,63 +231,85 @@ class PostgresBackend:
         return str(name)
 
     def execute(self, sql: str) -> ResultSet:
-        with self._lock:
-            self._token = CURRENT_TOKEN.get()
-            con = self._connection()
-            try:
-                described = _describe(con, sql)
-                if described is None:  # not a query (e.g. SET): run it, return nothing
-                    con.execute(sql.encode())
-                    return ResultSet((), (), pa.table({}))
-                try:
-                    return _copy_fetch(con, sql, described)
-                except psycopg.Error as exc:
-                    if exc.sqlstate not in _NO_COPY:
-                        raise
-                return self._cursor_fetch(sql)
-            except psycopg.Error as exc:
-                raise _query_error(exc, con) from exc
+        """Run one SELECT on a read-only query session; anything else is refused (25006)."""
+        require_query(sql, self.dialect)
+        with self._sessions.lease() as lease:
+            assert lease.connection is not None
+            return _read_only_fetch(lease, lease.connection, sql)
 
     def run(self, sql: str) -> None:
+        """Run one statement on the writable connection (loading, anonymizing, scratch tables)."""
         with self._lock:
             self._token = CURRENT_TOKEN.get()
             con = self._connection()
             try:
                 con.execute(sql.encode())
             except psycopg.Error as exc:
-                raise _query_error(exc, con) from exc
+                raise _query_error(exc, con) from None
 
     def interrupt(self, token: object | None = None) -> None:
-        """Cancel the running query (only if it runs under ``token``, when one is given)."""
-        if token is not None and token is not self._token:
-            return
-        con = self._con
-        if con is not None and not con.closed:
-            try:
-                con.cancel_safe(timeout=5.0)
-            except psycopg.Error:  # nothing running, or the server is gone: nothing to cancel
-                pass
+        """Cancel the running queries (only those under ``token``, when one is given);
+        a query still waiting for a session never starts."""
+        self._sessions.interrupt(token, _cancel)
+        if token is None or token is self._token:
+            con = self._con
+            if con is not None and not con.closed:
+                _cancel(con)
 
     def close(self) -> None:
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
         if self._con is not None:
             self._con.close()
 
-    # --- helpers --------------------------------------------------------------------------
-    def _cursor_fetch(self, sql: str) -> ResultSet:
-        with self._lock:
-            self._token = CURRENT_TOKEN.get()
-            con = self._connection()
-            try:
-                with con.cursor() as cur:
-                    cur.execute(sql.encode())
-                    if cur.description is None:
-                        return ResultSet((), (), pa.table({}))
-                    names = tuple(d.name for d in cur.description)
-                    types = tuple(_type_name(d.type_code, d.internal_size) for d in cur.description)
-                    rows = cur.fetchall()
-            except psycopg.Error as exc:
-                raise _query_error(exc, con) from exc
-        return ResultSet.from_rows(names, types, rows)
+
+def _cancel(con: psycopg.Connection[Any]) -> None:
+    try:
+        con.cancel_safe(timeout=5.0)
+    except psycopg.Error:  # nothing running, or the server is gone: nothing to cancel
+        pass
+
+
+def _read_only_fetch(lease: Lease[Any], con: psycopg.Connection[Any], sql: str) -> ResultSet:
+    """``sql``'s result inside ``BEGIN READ ONLY ... ROLLBACK`` on a query session."""
+    try:
+        con.execute(b"BEGIN READ ONLY")
+        try:
+            lease.check()
+            described = _describe(con, sql)
+            if described is not None:
+                try:
+                    return _copy_fetch(con, sql, described)
+                except psycopg.Error as exc:
+                    if exc.sqlstate not in _NO_COPY:
+                        raise
+                    con.execute(b"ROLLBACK")  # COPY cannot wrap it: an ordinary cursor then
+                    con.execute(b"BEGIN READ ONLY")
+            return _cursor_fetch(con, sql)
+        finally:
+            if not _lost(con):
+                con.execute(b"ROLLBACK")
+    except psycopg.Error as exc:
+        lease.discard = _lost(con)
+        raise _query_error(exc, con) from None
+
+
+def _cursor_fetch(con: psycopg.Connection[Any], sql: str) -> ResultSet:
+    meter = ResultMeter()
+    with con.cursor() as cur:
+        cur.execute(sql.encode())
+        if cur.description is None:
+            return ResultSet((), (), pa.table({}))
+        names = tuple(d.name for d in cur.description)
+        types = tuple(_type_name(d.type_code, d.internal_size) for d in cur.description)
+        rows: list[tuple[Any, ...]] = []
+        while batch := cur.fetchmany(10_000):
+            if meter.bounded:
+                meter.add(rows=len(batch), nbytes=sum(len(str(v)) for r in batch for v in r))
+            rows.extend(batch)
+    return ResultSet.from_rows(names, types, rows)
 
 
 def normalize_type(type_name: str) -> str:
@@ -274,10 +368,14 @@ def _copy_fetch(
 ) -> ResultSet:
     """Run ``sql`` through ``COPY ... TO STDOUT (FORMAT csv)`` and parse it with Arrow."""
     buffer = bytearray()
+    meter = ResultMeter()
+    bounded = meter.bounded
     with con.cursor() as cur:
         with cur.copy(b"COPY (" + sql.encode() + b") TO STDOUT (FORMAT csv)") as copy:
-            for chunk in copy:
+            for chunk in copy:  # one CopyData message per row
                 buffer += chunk
+                if bounded:
+                    meter.add(rows=1, nbytes=len(chunk))
     names = [f"c{i}" for i in range(len(described))]
     types: dict[str, pa.DataType] = {}
     for name, (_col, oid, mod) in zip(names, described, strict=True):
@@ -309,7 +407,8 @@ def _parse_csv(data: bytes, names: list[str], types: dict[str, pa.DataType]) -> 
     if not data:
         return pa.table({n: pa.array([], type=t) for n, t in types.items()})
     read = pacsv.ReadOptions(column_names=names, block_size=1 << 24)
-    parse = pacsv.ParseOptions(newlines_in_values=True)
+    # a row whose only value is NULL is an empty line: it must stay a row
+    parse = pacsv.ParseOptions(newlines_in_values=True, ignore_empty_lines=False)
     try:
         convert = pacsv.ConvertOptions(
             column_types=types,
@@ -351,11 +450,6 @@ def _safe_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0].strip() if text else type(exc).__name__
-
-
 def _connect_error(exc: psycopg.Error, params: Mapping[str, Any]) -> BackendError:
     text = str(exc)
     reason = text.rsplit(" failed: ", 1)[-1].splitlines()[0].replace("FATAL:  ", "").strip()
@@ -372,15 +466,13 @@ def _connect_error(exc: psycopg.Error, params: Mapping[str, Any]) -> BackendErro
 
 
 def _query_error(exc: psycopg.Error, con: psycopg.Connection[Any]) -> BackendError:
-    if isinstance(exc, psycopg.errors.QueryCanceled):
-        return BackendError(f"query cancelled: {_first_line(exc)}", sqlstate="57014")
-    if exc.sqlstate is None and _lost(con):
-        return BackendError(
-            f"the PostgreSQL server went away during the query: {_first_line(exc)}",
-            sqlstate="08006",
-            hint="the next query reconnects",
-        )
-    return BackendError(_first_line(exc), sqlstate=exc.sqlstate or "58000")
+    """A data-free error for the client (the database's text goes to the log, redacted)."""
+    sqlstate = exc.sqlstate
+    if sqlstate is None:
+        sqlstate = "08006" if _lost(con) else "58000"
+    error = user_error(exc, sqlstate=sqlstate, backend="postgres")
+    assert isinstance(error, BackendError)
+    return error
 
 
 def _lost(con: psycopg.Connection[Any]) -> bool:

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+from types import FrameType
 
-import click
-
-from paradise.cli.app import ParadiseGroup, cli
+from paradise.cli.app import EXIT_INTERRUPTED, ParadiseGroup, cli, print_interrupted
 from paradise.cli.data import anonymize, load
 from paradise.cli.demo import demo
+from paradise.cli.examples import examples
 from paradise.cli.policy import policy
 from paradise.cli.query import explain, query
 from paradise.cli.release import release
 from paradise.cli.report import report
-from paradise.cli.serve import serve, user
+from paradise.cli.serve import serve
 from paradise.cli.suppress import suppress
+from paradise.cli.users import user
 
 __all__ = ["ParadiseGroup", "cli", "main"]
 
 for command in (
     demo,
+    examples,
     query,
     explain,
     policy,
@@ -34,9 +38,20 @@ for command in (
     cli.add_command(command)
 
 
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM ends a command like Ctrl-C: its clean-up runs, then exit code 130."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``paradise`` console script."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         cli.main(args=argv, prog_name="paradise", standalone_mode=True)
-    except click.exceptions.Exit as exc:  # pragma: no cover - click handles this itself
-        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # outside a command (while starting up)
+        print_interrupted()
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:  # `paradise query ... | head`: the reader has gone, not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)

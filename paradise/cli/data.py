@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from paradise.cli.app import err_console, out_console
+from paradise.cli.options import db_option, policies_option, require_database
 
 __all__ = ["anonymize", "load"]
 
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--db", "target", required=True, help="DuckDB file or database URL.")
+@db_option(required=True, help="DuckDB file (created if missing) or database URL.")
 @click.option("--table", required=True, help="Name of the table to create.")
-@click.option("--replace", is_flag=True, help="Replace the table if it exists.")
+@click.option("--replace", is_flag=True, help="Replace the table if it exists (in one step).")
 @click.option(
     "--add-id", default=None, help="Add an integer column of this name numbering the rows."
 )
@@ -23,28 +35,61 @@ __all__ = ["anonymize", "load"]
     is_flag=True,
     help="Keep column names as in the file (default: lower case, '-' becomes '_').",
 )
+@click.option(
+    "--delimiter",
+    default=None,
+    help="CSV field separator, one character (default: detected among , ; tab |).",
+)
+@click.option(
+    "--encoding", default="utf-8", show_default=True, help="CSV encoding, e.g. latin-1, cp1252."
+)
+@click.option(
+    "--header/--no-header",
+    default=True,
+    show_default=True,
+    help="Whether the CSV's first line names the columns.",
+)
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Accept a header-only file and pad rows with too few fields with NULL "
+    "(default: such files are refused, naming the line).",
+)
+@click.option(
+    "--batch-rows",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Rows per batch sent to the database.",
+)
 def load(
-    file: str, target: str, table: str, replace: bool, add_id: str | None, keep_names: bool
+    file: str,
+    target: str,
+    table: str,
+    replace: bool,
+    add_id: str | None,
+    keep_names: bool,
+    delimiter: str | None,
+    encoding: str,
+    header: bool,
+    lenient: bool,
+    batch_rows: int,
 ) -> None:
-    """Create TABLE in the database and fill it from FILE (.csv, .csv.gz or .parquet)."""
-    from paradise.backends import connect_backend
+    """Create TABLE in the database and fill it from FILE (.csv, .csv.gz or .parquet).
+
+    The table appears (or replaces the old one) only when every row is in: an
+    interrupted load leaves the old table or nothing.
+    """
+    from paradise.backends import connect_backend, duckdb_path
     from paradise.load import load_file
 
+    if delimiter == "\\t":
+        delimiter = "\t"
+    path = duckdb_path(target)
+    new_file = Path(path) if path not in (None, ":memory:") and not Path(path).exists() else None
     backend = connect_backend(target)
     try:
-        with Progress(
-            TextColumn("loading [bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(table, total=None)
-
-            def progress(done: int, total: int | None) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with _LoadProgress(table) as shown:
             report = load_file(
                 backend,
                 file,
@@ -52,10 +97,21 @@ def load(
                 add_id=add_id,
                 replace=replace,
                 normalize_names=not keep_names,
-                progress=progress,
+                strict=not lenient,
+                delimiter=delimiter,
+                header=header,
+                encoding=encoding,
+                progress=shown.rows,
+                phase=shown.phase,
+                batch_rows=batch_rows,
             )
-    finally:
+    except BaseException:
         backend.close()
+        if new_file is not None:  # a failed load into a new DuckDB file leaves no file
+            for leftover in (new_file, new_file.with_name(new_file.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        raise
+    backend.close()
     columns = ", ".join(f"{c} {t}" for c, t in report.columns.items())
     out_console.print(f"loaded {report.rows} rows into {report.table} ({columns})", highlight=False)
     if report.renamed:
@@ -63,14 +119,57 @@ def load(
         out_console.print(f"renamed columns: {renamed}", highlight=False)
 
 
+class _RowsColumn(MofNCompleteColumn):
+    """``rows/total`` once the rows move; nothing before (no ``0/?`` while types are inferred)."""
+
+    def render(self, task: Task) -> Text:
+        return Text("") if task.total is None else super().render(task)
+
+
+class _LoadProgress:
+    """A progress display from the first moment: the phase with a spinner, then a bar with
+    the rows loaded of the total (known once the types are inferred).
+
+    On a terminal it is a rich progress bar; otherwise (logs, CI) one line per phase.
+    """
+
+    def __init__(self, table: str) -> None:
+        self._table = table
+        self._live = err_console.is_terminal
+        self._bar = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            _RowsColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        )
+        self._task = self._bar.add_task(f"{table}: starting", total=None)
+
+    def __enter__(self) -> _LoadProgress:
+        if self._live:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live:
+            self._bar.stop()
+
+    def phase(self, name: str) -> None:
+        """A new phase begins (``checking rows``, ``inferring types``, ``loading rows`` ...)."""
+        self._bar.update(self._task, description=f"{self._table}: {name}")
+        if not self._live:
+            err_console.print(f"load {self._table}: {name}", highlight=False, markup=False)
+
+    def rows(self, done: int, total: int | None) -> None:
+        """Rows loaded so far."""
+        self._bar.update(self._task, completed=done, total=total)
+
+
 @click.command()
-@click.option("--db", "target", required=True, help="DuckDB file or database URL.")
-@click.option(
-    "--policies",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Policy directory (default: the bundled examples).",
-)
+@db_option(required=True, help="DuckDB file or database URL.")
+@policies_option()
 @click.option("--role", "-r", required=True, help="The role whose anonymized view is stored.")
 @click.option("--table", required=True, help="The table to anonymize.")
 @click.option("--into", required=True, help="The table to create inside the database.")
@@ -83,7 +182,7 @@ def anonymize(
     the annotations are stored beside it."""
     from paradise.processor import connect
 
-    with connect(target, policies=policies) as proc:
+    with connect(require_database(target), policies=policies) as proc:
         report = proc.anonymize(table, into, role=role, replace=replace)
     out_console.print(
         f"created {report.into}: {report.rows} rows, columns {', '.join(report.columns)}",

@@ -9,12 +9,21 @@ import io
 import json
 from typing import Any
 
+import sqlglot
+import sqlglot.errors
 from rich.console import Console
 from rich.table import Table
 
 from paradise.result import ExplainResult, Result
 
-__all__ = ["print_annotations", "print_explain", "print_result", "print_rows", "to_json_value"]
+__all__ = [
+    "pretty_sql",
+    "print_annotations",
+    "print_explain",
+    "print_result",
+    "print_rows",
+    "to_json_value",
+]
 
 
 def to_json_value(value: Any) -> Any:
@@ -72,13 +81,35 @@ def print_annotations(console: Console, result: Result) -> None:
     console.print(f"[dim]time (ms): {timings}[/]")
 
 
-def print_explain(console: Console, explained: ExplainResult) -> None:
-    """Print the plan and the generated SQL."""
+def print_explain(
+    console: Console, explained: ExplainResult, *, pretty_dialect: str | None = None
+) -> None:
+    """Print the plan and the generated SQL (indented when ``pretty_dialect`` is given)."""
     console.print("[bold]plan[/]")
     for line in explained.plan:
         console.print(f"  {line}", highlight=False, markup=False)
     console.print("[bold]sql[/]")
-    console.print(explained.sql, highlight=False, markup=False)
+    text = explained.sql if pretty_dialect is None else pretty_sql(explained.sql, pretty_dialect)
+    console.print(text, highlight=False, markup=False)
+
+
+def pretty_sql(sql: str, dialect: str) -> str:
+    """``sql`` laid out by sqlglot, one clause a line (unchanged if it does not parse).
+
+    >>> print(pretty_sql("SELECT a, b FROM t WHERE a > 1", "duckdb"))
+    SELECT
+      a,
+      b
+    FROM t
+    WHERE
+      a > 1
+    """
+    try:
+        return ";\n".join(
+            e.sql(dialect, pretty=True) for e in sqlglot.parse(sql, read=dialect) if e is not None
+        )
+    except sqlglot.errors.SqlglotError:
+        return sql
 
 
 def print_rows(

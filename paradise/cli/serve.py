@@ -1,4 +1,4 @@
-"""``paradise serve`` (the PostgreSQL-protocol proxy) and ``paradise user add``."""
+"""``paradise serve``: the PostgreSQL-protocol (and MySQL-protocol) proxy."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import asyncio
 import dataclasses
 import socket
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from paradise.cli.app import err_console, out_console, print_error
+from paradise.cli.app import err_console, print_error
+from paradise.cli.options import DB_ENV, policies_option, require_database
 from paradise.errors import ParadiseError
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from paradise.server import ServerConfig
     from paradise.server.workers import WorkerSlot
 
-__all__ = ["serve", "user"]
+__all__ = ["serve"]
 
 
 @click.command()
@@ -30,13 +30,14 @@ __all__ = ["serve", "user"]
     default=None,
     help="TOML server configuration (listen addresses, TLS, users, backend, limits).",
 )
-@click.option("--backend", default=None, help="Database URL or DuckDB file (overrides the config).")
 @click.option(
-    "--policies",
-    type=click.Path(file_okay=False),
+    "--backend",
+    envvar=DB_ENV,
+    show_envvar=True,
     default=None,
-    help="Policy directory (overrides the config; default: the bundled examples).",
+    help="Database URL or DuckDB file (overrides the config).",
 )
+@policies_option("Policy directory (overrides the config; default: the bundled examples).")
 @click.option(
     "--listen", multiple=True, help="HOST:PORT to listen on (repeatable; overrides the config)."
 )
@@ -55,6 +56,13 @@ __all__ = ["serve", "user"]
     help="Server processes sharing the ports, about one per CPU core "
     "(overrides the config's workers; default 1).",
 )
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default=None,
+    help="Server log level (overrides the config's [log] level; default warning). The JSON-lines "
+    "access log goes to stderr unless [log] access names a file or 'off'.",
+)
 def serve(
     config_path: str | None,
     backend: str | None,
@@ -63,12 +71,17 @@ def serve(
     mysql_listen: tuple[str, ...],
     demo: bool,
     workers: int | None,
+    log_level: str | None,
 ) -> None:
     """Serve the PostgreSQL (and optionally MySQL) wire protocol through the pipeline."""
     from paradise.server import ServerConfig, load_config
+    from paradise.server.access_log import configure_logging
     from paradise.server.config import parse_config
 
     config = load_config(config_path) if config_path else ServerConfig()
+    if log_level is not None:
+        config = dataclasses.replace(config, log_level=log_level)
+    configure_logging(config.log_level, access=config.access_log)
     if listen:
         config = dataclasses.replace(
             config, listen=parse_config({"listen": list(listen)}, source="--listen").listen
@@ -82,11 +95,14 @@ def serve(
     target = backend or config.backend or ":memory:"
     policy_dir = policies or (str(config.policies) if config.policies else None)
     if not config.users:
-        raise ParadiseError(
-            "no users configured",
-            hint="create one with: paradise user add NAME --role ROLE --config FILE",
-            sqlstate="28000",
+        from paradise.server.config import ConfigError
+
+        raise ConfigError(
+            f"{config_path or '(no --config)'}: no users configured; create one with: "
+            "paradise user add NAME --role ROLE --config FILE"
         )
+    if not demo:
+        require_database(target)
     from paradise.backends import duckdb_path
 
     shared_file = duckdb_path(target) not in (None, ":memory:") and config.workers > 1
@@ -108,8 +124,9 @@ def serve(
         finally:
             writable.close()
     # check the backend and policies once, here, before any worker starts
-    preflight = _open(target, policy_dir, read_only=shared_file)
+    preflight = _open(target, policy_dir, read_only=shared_file, pool_size=1)
     roles = preflight.roles
+    _warn_privileges(preflight)
     preflight.close()
     from paradise.server.workers import run_workers
 
@@ -132,16 +149,30 @@ def serve(
         raise SystemExit(code)
 
 
-def _open(target: str, policy_dir: str | None, *, read_only: bool = False) -> Processor:
+def _open(
+    target: str, policy_dir: str | None, *, read_only: bool = False, pool_size: int | None = None
+) -> Processor:
     from paradise.backends import connect_backend
     from paradise.processor import connect
 
-    backend = connect_backend(target, read_only=read_only)
+    backend = connect_backend(target, read_only=read_only, pool_size=pool_size)
     try:
         return connect(backend, policies=policy_dir, read_dialect="postgres")
     except BaseException:
         backend.close()
         raise
+
+
+def _warn_privileges(processor: Processor) -> None:
+    """Say loudly when the backend account could do more than read the protected tables."""
+    from paradise.backends.privileges import privilege_warnings, protected_tables, warn_text
+
+    try:
+        lines = privilege_warnings(processor.backend, protected_tables(processor.policies.values()))
+    except ParadiseError as exc:
+        lines = [f"the backend account's privileges could not be checked ({exc.sqlstate})"]
+    for line in warn_text(lines):
+        err_console.print(f"[bold red]{line}[/]", highlight=False)
 
 
 def _announce(
@@ -181,8 +212,11 @@ def _serve_process(
     from paradise.server import serve as run_server
     from paradise.server.pipeline_handler import PipelineHandler
 
-    processor = _open(target, policy_dir, read_only=read_only)
+    processor = _open(target, policy_dir, read_only=read_only,
+                      pool_size=config.limits.backend_connections)  # fmt: skip
     try:
+        if slot is None:
+            _warn_privileges(processor)
         if demo:
             processor.load_demo()
         handler = PipelineHandler(processor)
@@ -213,59 +247,3 @@ def _serve_process(
         asyncio.run(run_all())
     finally:
         processor.close()
-
-
-@click.group()
-def user() -> None:
-    """Manage the proxy's users."""
-
-
-@user.command("add")
-@click.argument("name")
-@click.option("--role", required=True, help="The policy role this user's queries run under.")
-@click.option("--password", default=None, help="The password (prompted for when omitted).")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Append the user to this TOML config instead of printing it.",
-)
-@click.option(
-    "--auth",
-    "auth_methods",
-    multiple=True,
-    default=("scram-sha-256",),
-    show_default=True,
-    type=click.Choice(["scram-sha-256", "md5", "password", "mysql-native"]),
-    help="Allowed login methods (mysql-native: the MySQL listener, stores SHA1(SHA1(pw))).",
-)
-def add(
-    name: str,
-    role: str,
-    password: str | None,
-    config_path: str | None,
-    auth_methods: tuple[str, ...],
-) -> None:
-    """Create a salted SCRAM-SHA-256 password entry for NAME mapped to ROLE."""
-    from paradise.server import user_toml
-
-    if password is None:
-        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
-    block = user_toml(name, password, role, auth_methods=auth_methods)
-    if config_path:
-        path = Path(config_path)
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        if f'[users."{name}"]' in text or f"[users.{name}]" in text:
-            raise ParadiseError(
-                f"user {name!r} already exists in {path}",
-                hint="choose another name",
-                sqlstate="42710",
-            )
-        path.write_text(
-            text + ("\n" if text and not text.endswith("\n") else "") + block + "\n",
-            encoding="utf-8",
-        )
-        out_console.print(f"added user {name} (role {role}) to {path}", highlight=False)
-    else:
-        out_console.print(block, highlight=False, markup=False)

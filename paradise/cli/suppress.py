@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+from rich.console import Console
 from sqlglot import exp
 
 from paradise.backends import connect_backend
 from paradise.cells import HierarchicalTable, suppress_and_audit, to_rows
 from paradise.cli.app import err_console, out_console
+from paradise.cli.options import db_option, output_option, require_database, write_output
 from paradise.cli.render import print_rows
 
 __all__ = ["suppress"]
 
 
 @click.command()
-@click.option("--db", "target", required=True, help="DuckDB file or database URL.")
+@db_option(required=True, help="DuckDB file or database URL.")
 @click.option(
     "--table", required=True, help="The aggregate table (one row per cell, totals included)."
 )
@@ -40,10 +44,21 @@ __all__ = ["suppress"]
 @click.option(
     "--labels",
     default=None,
-    help="Names of the levels in the reason texts, e.g. Kreis,Quartier "
-    "(default: the column names, capitalized as German nouns).",
+    help="Names of the levels in the headers and reason texts, e.g. District,Quarter "
+    "(default: the column names).",
 )
-@click.option("--language", type=click.Choice(["de", "en"]), default="de", show_default=True)
+@click.option(
+    "--language",
+    type=click.Choice(["en", "de"]),
+    default="en",
+    show_default=True,
+    help="Language of the reason texts (de: as in seed 002).",
+)
+@click.option(
+    "--complete-totals",
+    is_flag=True,
+    help="Add missing total rows as sums of their cells (for tables without totals).",
+)
 @click.option(
     "--format",
     "fmt",
@@ -51,6 +66,7 @@ __all__ = ["suppress"]
     default="table",
     show_default=True,
 )
+@output_option()
 def suppress(
     target: str,
     table: str,
@@ -62,7 +78,9 @@ def suppress(
     total_marker: str,
     labels: str | None,
     language: str,
+    complete_totals: bool,
     fmt: str,
+    output: str | None,
 ) -> None:
     """Suppress small cells of a hierarchical TABLE and audit the result.
 
@@ -72,8 +90,8 @@ def suppress(
     audit or is not printed.
     """
     names = [n.strip() for n in levels.split(",") if n.strip()]
-    marker: object = None if total_marker.lower() in ("null", "none") else _code(total_marker)
-    backend = connect_backend(target)
+    marker: Any = None if total_marker.lower() in ("null", "none") else _code(total_marker)
+    backend = connect_backend(require_database(target))
     try:
         select = exp.select(
             *(exp.column(exp.to_identifier(n, quoted=True)) for n in [*names, value])
@@ -81,17 +99,21 @@ def suppress(
         rows = backend.execute(select.sql(backend.dialect)).rows
     finally:
         backend.close()
-    shown = (
-        [n.strip() for n in labels.split(",")] if labels else [n[:1].upper() + n[1:] for n in names]
-    )
+    shown = [n.strip() for n in labels.split(",")] if labels else names
     if len(shown) != len(names):
         raise click.BadParameter("give one label per level", param_hint="--labels")
-    hier = HierarchicalTable.from_rows(rows, shown, value=value, total_marker=marker)  # type: ignore[arg-type]
+    hier = HierarchicalTable.from_rows(
+        rows, shown, value=value, total_marker=marker, complete_totals=complete_totals
+    )
     result = suppress_and_audit(hier, min_value=min_value, max_value=max_value, function=function)  # type: ignore[arg-type]
     columns, published = to_rows(result, language=language)  # type: ignore[arg-type]
-    print_rows(out_console, columns, published, fmt=fmt, extra={"summary": result.summary()})
     summary = result.summary()
-    audit = summary.get("audit") or {}
+    with write_output(output) as stream:
+        console = out_console if stream is None else Console(
+            file=stream, highlight=False, soft_wrap=True, color_system=None
+        )
+        print_rows(console, columns, published, fmt=fmt, extra={"summary": summary})
+    audit: dict[str, object] = summary.get("audit") or {}  # type: ignore[assignment]
     err_console.print(
         f"{summary['primary']} primary, {summary['secondary']} secondary, "
         f"{summary['tertiary']} tertiary suppressions; audit "

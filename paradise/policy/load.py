@@ -20,10 +20,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from paradise.anonymize.generalization import HierarchyFileError
 from paradise.errors import PolicyError
 from paradise.policy.model import RolePolicy
 
-__all__ = ["PolicySet", "load_policies", "load_policy_file"]
+__all__ = ["PolicySet", "locate_key", "load_policies", "load_policy_file"]
 
 PolicySet = dict[str, RolePolicy]
 
@@ -79,8 +80,23 @@ def load_policy_file(file: str | Path) -> RolePolicy:
     except ValidationError as exc:
         error = exc.errors()[0]
         line, loc = _locate(node, tuple(error["loc"]))
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, HierarchyFileError):  # located in the CSV; the policy line after
+            raise PolicyError(
+                f"{cause} (hierarchy_file of {path}:{line}: {_dotted(loc)})"
+            ) from exc
         message = error["msg"].removeprefix("Value error, ")
         raise PolicyError(f"{path}:{line}: {_dotted(loc) or '(top)'}: {message}") from exc
+
+
+def locate_key(file: str | Path, loc: tuple[Any, ...]) -> int:
+    """The 1-based line of key path ``loc`` (e.g. ``("tables", "adult", "columns", "age")``)
+    in policy ``file`` (the deepest part of the path that exists)."""
+    node = yaml.compose(Path(file).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    if node is None:
+        return 1
+    line, _ = _locate(node, loc)
+    return line
 
 
 def _dotted(loc: Iterable[Any]) -> str:

@@ -180,10 +180,12 @@ class AggregateRules(_Frozen):
     """What aggregate queries over a table must respect (DESIGN §4.6).
 
     Attributes:
-        min_cell_size: the smallest number of contributing rows (or distinct
-            subjects, with ``count: subjects``) a released group may have.
-        count: what a cell's size counts: ``rows`` or distinct ``subjects``
-            (needs the table's ``subject_key``).
+        min_cell_size: the smallest number of distinct contributors a released group
+            may have: distinct data subjects where the table declares a ``subject_key``,
+            else distinct rows of the table (repeating a row never adds a contributor).
+        count: states what a cell's size counts; ``subjects`` needs the table's
+            ``subject_key`` and ``rows`` is refused where one is declared (one person's
+            many rows would fill a cell). Absent: subjects if declared, else rows.
         allowed: aggregate function -> columns it may be applied to (``"*"``:
             any visible column). Absent: every aggregate on every visible column.
         small_cells: what happens to a group below ``min_cell_size``: ``suppress``
@@ -194,7 +196,7 @@ class AggregateRules(_Frozen):
     """
 
     min_cell_size: int = Field(default=1, ge=1)
-    count: Literal["rows", "subjects"] = "rows"
+    count: Literal["rows", "subjects"] | None = None
     allowed: dict[str, tuple[str, ...]] | None = None
     small_cells: Literal["suppress", "interval", "refuse"] = "suppress"
     detail: Literal["allow", "refuse"] = "allow"
@@ -244,6 +246,12 @@ class TablePolicy(_Frozen):
             step.params.check_columns(self.columns)
         rules = self.aggregates
         if rules is not None:
+            if rules.count == "rows" and self.subject_key is not None:
+                raise ValueError(
+                    "aggregates.count 'rows' counts one person's rows as many contributors; "
+                    f"this table declares subject_key {self.subject_key!r}, so cells count "
+                    "distinct subjects (remove aggregates.count)"
+                )
             if rules.count == "subjects":
                 if self.subject_key is None:
                     raise ValueError("aggregates.count 'subjects' needs the table's subject_key")
@@ -265,6 +273,11 @@ class TablePolicy(_Frozen):
     def _check_subjects(self) -> TablePolicy:
         if self.subject_key is not None and self.subject_key not in self.columns:
             raise ValueError(f"subject_key {self.subject_key!r} is not a classified column")
+        if self.subject_key is not None and any(s.name == "slicing" for s in self.transform):
+            raise ValueError(
+                "slicing cannot be combined with subject_key: it separates the subject from "
+                "the column groups, so contributors could not be counted as people"
+            )
         if self.preferences is not None:
             if self.subject_key is None:
                 raise ValueError("preferences need the table's subject_key")

@@ -1,18 +1,24 @@
-"""Minimum cell sizes and hierarchical cell suppression on aggregate answers.
+"""Hierarchical cell suppression on ``GROUP BY ROLLUP`` answers.
 
-``enforce_cells`` treats groups smaller than the policy's ``min_cell_size``
-(counted by the group count that travelled with the query) as the policy says.
 ``suppress_rollup`` runs seed 002's primary/secondary/tertiary suppression on a
-``GROUP BY ROLLUP`` answer and its linear-programming audit
-(:mod:`paradise.cells`); a pattern that fails the audit is never released.
+``GROUP BY ROLLUP`` answer and its linear-programming audit (:mod:`paradise.cells`);
+a pattern that fails the audit is never released. Primary suppression in seed 002
+is a rule on the published value (counts in ``[min, max]``); a value is only a
+frequency if it counts contributors, so ``check_rollup_contributors`` first holds
+every cell against the distinct contributors the database counted with it: a cell
+with too few contributors must be one the value rule suppresses, else the answer is
+refused (duplicated rows, sums, subtotals of small groups).
 
 Example:
     >>> import numpy as np, pyarrow as pa
-    >>> from paradise.rewrite.check_aggregates import AggregateSpec
-    >>> spec = AggregateSpec(3, "suppress", value_positions=(1,), count_positions=(1,))
-    >>> table, report = enforce_cells(pa.table({"c0": ["a", "b"], "c1": [5, 2]}), np.array([5.0, 2.0]), spec)
-    >>> table.column(1).to_pylist(), report["small_cells"]
-    ([5, None], 1)
+    >>> from paradise.policy.model import CellSuppression
+    >>> spec = AggregateSpec((2,), (0, 1), CellSuppression(min=1, max=4), ("adult",))
+    >>> t = pa.table({"a": ["x", "x", None], "b": ["p", None, None], "n": [3, 3, 3]})
+    >>> check_rollup_contributors(t, np.array([False, False, False]), spec)
+    >>> check_rollup_contributors(t, np.array([True, True, True]), spec)
+    Traceback (most recent call last):
+    ...
+    paradise.errors.VerificationError: verification failed: a subtotal of this table stands for too few contributors, and subtotals are published exactly (rule tables adult: aggregates.cell_suppression). Hint: group more coarsely or filter less.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -21,45 +27,53 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from paradise.cells import HierarchicalTable, suppress_and_audit
 from paradise.errors import VerificationError
 from paradise.rewrite.check_aggregates import AggregateSpec
 
-__all__ = ["enforce_cells", "suppress_rollup"]
+__all__ = ["check_rollup_contributors", "suppress_rollup"]
 
 
-def enforce_cells(
-    table: pa.Table, weights: np.ndarray, spec: AggregateSpec
-) -> tuple[pa.Table, dict[str, Any]]:
-    """Suppress, publish as intervals, or refuse groups below ``min_cell_size``."""
-    small = weights < spec.min_cell_size
-    n_small = int(small.sum())
-    report: dict[str, Any] = {
-        "min_cell_size": spec.min_cell_size,
-        "small_cells": n_small,
-        "action": spec.small_cells if n_small else "none",
-    }
-    if not n_small or spec.rollup_levels:
-        return table, report
-    if spec.small_cells == "refuse":
+def check_rollup_contributors(
+    table: pa.Table, small: np.ndarray, spec: AggregateSpec, *, sensitive_labels: bool = False
+) -> None:
+    """Refuse a ROLLUP answer where a cell with too few contributors would be published.
+
+    ``small`` marks the rows whose distinct contributors are below the policy's
+    threshold (computed in the database with the answer). Such a row is safe only if
+    it is a lowest-level cell whose value primary suppression masks, and only if its
+    labels are not sensitive values (``sensitive_labels``): a masked count still
+    tells that its few contributors have that label.
+    """
+    if not small.any():
+        return
+    cs = spec.cell_suppression
+    assert cs is not None
+    if sensitive_labels:
         raise VerificationError(
-            f"{n_small} group(s) have fewer than {spec.min_cell_size} contributing rows",
-            policy_rule=f"tables {', '.join(spec.tables)}: aggregates.small_cells: refuse",
-            hint="group more coarsely or filter less",
+            "a cell stands for too few contributors and its label is a sensitive value",
+            policy_rule=f"tables {', '.join(spec.tables)}: aggregates.cell_suppression",
+            hint="group by quasi-identifiers only, or filter less",
         )
-    mask = pa.array(small)
-    for pos in spec.value_positions:
-        col = table.column(pos)
-        if spec.small_cells == "interval" and pos in spec.count_positions:
-            label = f"1-{spec.min_cell_size - 1}" if spec.min_cell_size > 2 else "1"
-            text = pc.cast(col, pa.string())
-            new = pc.if_else(mask, pa.scalar(label), text)
-        else:
-            new = pc.if_else(mask, pa.scalar(None, type=col.type), col)
-        table = table.set_column(pos, table.field(pos).with_type(new.type), new)
-    return table, report
+    levels = [table.column(i).to_pylist() for i in spec.rollup_levels]
+    values = table.column(spec.value_positions[0]).to_pylist()
+    for row in np.flatnonzero(small):
+        if any(level[row] is None for level in levels):
+            raise VerificationError(
+                "a subtotal of this table stands for too few contributors, and subtotals "
+                "are published exactly",
+                policy_rule=f"tables {', '.join(spec.tables)}: aggregates.cell_suppression",
+                hint="group more coarsely or filter less",
+            )
+        value = values[row]
+        if value is None or not cs.min <= float(value) <= cs.max:
+            raise VerificationError(
+                "a cell stands for too few contributors although its value lies outside the "
+                f"suppressed range {cs.min:g}-{cs.max:g} (rows counted twice, or not a count)",
+                policy_rule=f"tables {', '.join(spec.tables)}: aggregates.cell_suppression",
+                hint="count each table's rows once (no self-unions or joins that repeat rows)",
+            )
 
 
 def suppress_rollup(

@@ -34,7 +34,15 @@ from paradise.policy.model import OnViolation
 from paradise.postprocess.classes import class_diversity, class_ids, class_sizes, codes
 from paradise.rewrite.count_contributors import Guard, Stat
 
-__all__ = ["Labels", "UnitCheck", "UnitReport", "Verification", "check_unit", "verify_answer"]
+__all__ = [
+    "Labels",
+    "UnitCheck",
+    "UnitReport",
+    "Verification",
+    "check_unit",
+    "small_groups",
+    "verify_answer",
+]
 
 _STRICTNESS = {OnViolation.REPORT: 0, OnViolation.SUPPRESS: 1, OnViolation.REFUSE: 2}
 
@@ -174,6 +182,19 @@ def verify_answer(
         table = table.filter(pa.array(~dropped))
     del warnings
     return Verification(table=table, units=tuple(reports))
+
+
+def small_groups(figures: pa.Table, stats: Sequence[Stat]) -> np.ndarray:
+    """Per released group: whether some guarded table contributes to it, but too little."""
+    small = np.zeros(figures.num_rows, dtype=bool)
+    for i, stat in enumerate(stats):
+        if stat.kind != "contributors":
+            continue
+        value = np.nan_to_num(
+            np.asarray(pc.cast(figures.column(i), pa.float64()).to_numpy(zero_copy_only=False))
+        )
+        small |= (value > 0) & (value < _bound(stat))
+    return small
 
 
 def _bound(stat: Stat) -> int:

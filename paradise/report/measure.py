@@ -62,7 +62,7 @@ from paradise.errors import UndefinedTable, VerificationError
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import ColumnClass, ColumnRule, TablePolicy
 from paradise.postprocess.classes import class_ids
-from paradise.report.risk import t_closeness
+from paradise.report.risk import ordered_emd_sparse
 
 __all__ = [
     "KEY_PREFIX",
@@ -73,6 +73,8 @@ __all__ = [
     "fetch",
     "materialize",
     "ordered_t",
+    "ordinal_array",
+    "value_counts",
 ]
 
 KEY_PREFIX = "_paradise_report_rk"
@@ -314,6 +316,16 @@ def class_size_counts(
     return {int(f): int(c) for f, c in rows}
 
 
+def _one_row(backend: Backend, query: exp.Query, width: int) -> tuple[Any, ...]:
+    """The single row of an aggregate without GROUP BY; all NULL if the driver returns none.
+
+    (Over an empty input such a query has one row of NULLs; some drivers' result
+    paths return no row for it.)
+    """
+    rows = backend.execute(query.sql(backend.dialect)).rows
+    return tuple(rows[0]) if rows else (None,) * width
+
+
 def _source(relation: str | exp.Query) -> exp.Expr:
     if isinstance(relation, str):
         return _table(relation)
@@ -366,7 +378,7 @@ def diversity(
     query = exp.select(exp.Min(this=_col("_paradise_d")), exp.Min(this=entropy)).from_(
         _sub(per_class, "_paradise_pc")
     )
-    row = backend.execute(query.sql(backend.dialect)).rows[0]
+    row = _one_row(backend, query, 2)
     if row[0] is None:
         return None, None
     return int(row[0]), float(np.exp(max(float(row[1]), 0.0)))
@@ -427,7 +439,7 @@ def categorical_t(
                                           expression=_col("_paradise_s"))),
     )
     query = exp.select(exp.Max(this=emd)).from_(_sub(per_class, "_paradise_e"))
-    value = backend.execute(query.sql(backend.dialect)).rows[0][0]
+    value = _one_row(backend, query, 1)[0]
     return None if value is None else max(0.0, float(value))
 
 
@@ -445,12 +457,62 @@ def ordered_t(
         return None
     q = len(qis)
     ids = class_ids(result, list(range(q)))
-    values = numeric_array(result.column(q))
-    _, order = np.unique(values, return_inverse=True)  # dense codes in value order
+    values = ordinal_array(result.column(q))
+    keep = ~np.isnan(values)
+    if not keep.any():
+        return None
+    _, order = np.unique(values[keep], return_inverse=True)  # dense codes in value order
     weights = np.asarray(result.column(q + 1).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return float(
-        t_closeness(np.repeat(ids, weights), np.repeat(order, weights), ordered=True).max()
+    _, dense = np.unique(ids[keep], return_inverse=True)
+    m = int(order.max()) + 1
+    return float(ordered_emd_sparse(dense.reshape(-1), order.reshape(-1), weights[keep], m).max())
+
+
+def ordinal_array(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Floats that keep the order of a numeric, date or timestamp column (NaN for NULL).
+
+    Dates become days and timestamps seconds since 1970-01-01; other types go
+    through :func:`numeric_array` (interval labels become their midpoints).
+
+    >>> import datetime
+    >>> ordinal_array(pa.array([datetime.date(1970, 1, 2), None])).tolist()
+    [1.0, nan]
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_date(column.type):
+        ints = column.cast(pa.date32()).cast(pa.int32())
+    elif pa.types.is_timestamp(column.type):
+        ints = column.cast(pa.timestamp("s", tz=column.type.tz), safe=False).cast(pa.int64())
+    elif pa.types.is_time(column.type):
+        ints = column.cast(pa.time64("us")).cast(pa.int64())
+    elif pa.types.is_boolean(column.type):
+        ints = column.cast(pa.int8())
+    else:
+        return numeric_array(column)
+    return np.asarray(ints.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False),
+                      dtype=float)
+
+
+def value_counts(
+    backend: Backend, relation: str, column: str, limit: int
+) -> dict[str, int]:
+    """``{value as text: records}`` of the ``limit`` most frequent non-NULL values, in SQL.
+
+    ``SELECT c, COUNT(*) FROM r WHERE c IS NOT NULL GROUP BY c ORDER BY 2 DESC LIMIT n``;
+    values are keyed by their text (numbers as Python would print them).
+    """
+    n = exp.alias_(exp.Count(this=exp.Star()), "_paradise_n", quoted=True)
+    query = (
+        exp.select(_col(column), n)
+        .from_(_table(relation))
+        .where(exp.not_(exp.Is(this=_col(column), expression=exp.null())))
+        .group_by(_col(column))
+        .order_by(exp.Ordered(this=_col("_paradise_n"), desc=True))
+        .limit(limit)
     )
+    rows = backend.execute(query.sql(backend.dialect)).rows
+    return {str(v): int(c) for v, c in rows}
 
 
 def fetch(backend: Backend, table: str, columns: Sequence[str]) -> pa.Table:

@@ -35,6 +35,7 @@ __all__ = [
     "emd_ordered",
     "entropy_l",
     "interval_disclosure",
+    "ordered_emd_sparse",
     "record_linkage",
     "record_risk",
     "size_counts",
@@ -242,6 +243,64 @@ def t_closeness(ids: np.ndarray, values: np.ndarray, *, ordered: bool) -> np.nda
             return np.zeros(n_classes)
         return np.asarray(np.abs(np.cumsum(diff, axis=1)).sum(axis=1) / (m - 1), dtype=float)
     return np.asarray(0.5 * np.abs(diff).sum(axis=1), dtype=float)
+
+
+def ordered_emd_sparse(
+    ids: np.ndarray, codes: np.ndarray, weights: np.ndarray, m: int
+) -> np.ndarray:
+    """The ordered EMD of every class from (class, value, count) triples, in O(pairs · log m).
+
+    The same figure as :func:`t_closeness` with ``ordered=True``, without its
+    dense classes × values table (which is quadratic when both are about the
+    number of records, e.g. a numeric sensitive column over near-unique classes).
+    Per class, the cumulative distribution ``P`` is a step function that changes
+    only at the class's own values; between two steps it is a constant ``c``,
+    and ``Σ |c − Q(i)|`` over a run of the table's cumulative distribution ``Q``
+    (non-decreasing) follows from prefix sums of ``Q`` and one binary search.
+
+    Args:
+        ids: dense class id per triple.
+        codes: dense value code in value order (0..m-1) per triple.
+        weights: records per triple.
+        m: number of distinct values in the table.
+
+    >>> ids, codes = np.array([0, 0, 0, 1, 1, 1]), np.array([0, 1, 1, 0, 0, 0])
+    >>> [round(float(v), 12) for v in ordered_emd_sparse(ids, codes, np.ones(6), 2)]
+    [0.333333333333, 0.333333333333]
+    """
+    if ids.size == 0:
+        return np.zeros(0)
+    n_classes = int(ids.max()) + 1
+    if m < 2:
+        return np.zeros(n_classes)
+    w = np.asarray(weights, dtype=float)
+    q = np.bincount(codes, weights=w, minlength=m) / w.sum()
+    big_q = np.cumsum(q)
+    prefix = np.concatenate([[0.0], np.cumsum(big_q)])  # prefix[i] = Σ_{j<i} Q[j]
+    # merge duplicate (class, value) pairs, sorted by class then value
+    key = ids.astype(np.int64) * m + codes.astype(np.int64)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    wsum = np.bincount(inverse.reshape(-1), weights=w)
+    cls, val = uniq // m, uniq % m
+    class_n = np.bincount(cls, weights=wsum, minlength=n_classes)
+    p = wsum / class_n[cls]
+    # cumulative P within the class after each pair
+    cum = np.cumsum(p)
+    first = np.r_[True, cls[1:] != cls[:-1]]
+    start_idx = np.flatnonzero(first)
+    offset = np.repeat(np.r_[0.0, cum[start_idx[1:] - 1]], np.diff(np.r_[start_idx, cls.size]))
+    level = cum - offset
+    last = np.r_[cls[1:] != cls[:-1], True]
+    end = np.where(last, m, np.r_[val[1:], m])
+    # Σ_{i=a}^{b-1} |c − Q[i]|, split where Q reaches c
+    a, b, c = val, end, level
+    t = np.clip(np.searchsorted(big_q, c, side="left"), a, b)
+    below = c * (t - a) - (prefix[t] - prefix[a])
+    above = (prefix[b] - prefix[t]) - c * (b - t)
+    seg = np.abs(below) + np.abs(above)
+    total = np.bincount(cls, weights=seg, minlength=n_classes)
+    total += prefix[val[first]]  # the run before the class's first value, where P = 0
+    return np.asarray(total / (m - 1), dtype=float)
 
 
 @dataclass(frozen=True)

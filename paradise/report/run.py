@@ -1,21 +1,27 @@
 """``build_report``: disclosure risk and information loss of a role's view of a table.
 
-Seed 003 frames the question (§2.2, Templ 2017 p. 43): every anonymization
-trades disclosure risk against information loss, and a data steward choosing a
-policy needs to see both, on their own data, before and after. The report
-measures, in the database (see :mod:`paradise.report.measure`):
+Every anonymization trades disclosure risk against information loss (Templ
+2017, p. 43), and a data steward choosing a policy needs to see both, on their
+own data, before and after. The report measures, in the database where it can
+(see :mod:`paradise.report.measure`):
 
-- **risk** (seed 003 §2.4–2.6): k-anonymity (smallest class, class-size
-  distribution), sample uniques, per-record risk ``1/f_k``, distinct and entropy
-  l-diversity, t-closeness (ordered EMD for numeric, equal-distance EMD for
-  categorical sensitive columns), interval disclosure and distance-based record
-  linkage for the numeric columns the policy perturbs;
-- **utility** (§2.7): IL1s, the eigenvalue-based loss, mean/variance/correlation
-  changes, linear regression coefficients and a logistic-regression
-  classifier's accuracy; and seed 004 §5.2's claim that slicing leaves
-  regressions within one column group unchanged;
+- **risk**: k-anonymity (smallest class, class-size distribution), sample
+  uniques, per-record risk ``1/f_k``, distinct and entropy l-diversity,
+  t-closeness, interval disclosure and distance-based record linkage for the
+  numeric columns the policy perturbs;
+- **utility**: per column, the change its kind allows
+  (:mod:`paradise.report.changes`); on the numeric columns IL1s, the eigenvalue
+  loss, moments and correlations, a linear regression; a logistic-regression
+  classifier; and the claim that slicing leaves regressions within one column
+  group unchanged;
 - **variants**: the same risk and loss figures for other policies, for the
-  risk-utility plot.
+  risk-utility plot (:mod:`paradise.report.compare`).
+
+Measures are chosen by column kind (:mod:`paradise.report.columns`); what does
+not apply is listed in :attr:`Report.skipped` with the reason. No measure
+allocates more than linear memory in the number of records: free text is never
+one-hot encoded, categories are capped, and record-level measures read at most
+:data:`paradise.report.rows.MAX_ROWS` records.
 
 Example:
     >>> import paradise
@@ -30,459 +36,102 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 
-from paradise.errors import UndefinedTable
-from paradise.policy.model import ColumnClass, RolePolicy, TablePolicy
+from paradise.policy.model import TablePolicy
 from paradise.report import measure
-from paradise.report.risk import (
-    ClassSizeSummary,
-    IntervalDisclosure,
-    RecordLinkage,
-    interval_disclosure,
-    record_linkage,
-    summarize_sizes,
-)
+from paradise.report.assess import measure_risk, numeric_utility, perturbation_risk
+from paradise.report.changes import ColumnChange, compare_values, total_variation
+from paradise.report.columns import MAX_LEVELS, ColumnProfile, profile_columns
+from paradise.report.compare import measure_point, policy_of, variant_policies
+from paradise.report.figures import Report, SensitiveFigures, SlicingCheck, Variant, VariantPoint
+from paradise.report.rows import Rows, fetch_rows
 from paradise.report.utility import (
     ClassifierResult,
-    IL1s,
-    MomentChange,
     Regression,
     classifier_accuracy,
-    eigen_loss,
     fit_regression,
-    il1s,
-    moment_changes,
 )
 
 if TYPE_CHECKING:
     from paradise.backends.base import Backend
     from paradise.processor import Processor
 
-__all__ = [
-    "Comparison",
-    "Report",
-    "RiskFigures",
-    "SensitiveFigures",
-    "SlicingCheck",
-    "UnitRisk",
-    "UtilityFigures",
-    "Variant",
-    "VariantPoint",
-    "build_report",
-    "compare",
-    "write_report",
-]
+__all__ = ["build_report"]
 
-Variant = str | RolePolicy | tuple[str, TablePolicy]
-"""A policy to place on the risk-utility plot: a role name of the processor, a
-role policy, or ``(label, table policy)``."""
-
-_TOL = 1e-9
 _TRAIN_ROWS = 12_000
+_REGRESSION_KINDS = ("numeric", "boolean", "categorical")
+_FEATURE_KINDS = ("numeric", "temporal", "boolean", "categorical")
 
-
-@dataclass(frozen=True)
-class UnitRisk:
-    """k-anonymity figures of one linkable unit (a slicing group, or the whole table)."""
-
-    quasi_identifiers: tuple[str, ...]
-    summary: ClassSizeSummary
-
-
-@dataclass(frozen=True)
-class RiskFigures:
-    """Risk of one data set; the headline is the worst unit.
-
-    Attributes:
-        units: per linkable unit with quasi-identifiers.
-        k: smallest class over the units.
-        sample_uniques: most sample uniques in one unit.
-        mean_risk: highest mean per-record risk of a unit.
-        max_risk: highest per-record risk (``1/k``).
-        worst_unit: index of the unit with the highest mean risk.
-    """
-
-    units: tuple[UnitRisk, ...]
-    k: int | None
-    sample_uniques: int
-    mean_risk: float
-    max_risk: float
-    worst_unit: int | None
-
-
-@dataclass(frozen=True)
-class SensitiveFigures:
-    """l-diversity and t-closeness of one sensitive column over one unit's classes.
-
-    Attributes:
-        data: ``original`` or ``anonymized``.
-        column / quasi_identifiers: the sensitive column and the class keys.
-        distinct_l / entropy_l: least diversity over the classes.
-        t: largest EMD between a class and the table (``t_method``: ``ordered``
-            for numeric columns, ``equal`` for categorical ones).
-    """
-
-    data: str
-    column: str
-    quasi_identifiers: tuple[str, ...]
-    distinct_l: int | None
-    entropy_l: float | None
-    t: float | None
-    t_method: str
-
-
-@dataclass(frozen=True)
-class UtilityFigures:
-    """Information loss on the numeric columns.
-
-    Attributes:
-        numeric: the numeric columns compared (original catalog types).
-        perturbed: those whose values differ for some record (linked copy).
-        il1s: IL1s over all numeric columns (0 for columns left unchanged).
-        eigen_loss: relative eigenvalue differences of the correlation matrices.
-        moments: mean and variance per column.
-        correlation_original / correlation_anonymized: the matrices (rows of ``numeric``).
-        max_correlation_change: largest absolute change of a correlation.
-    """
-
-    numeric: tuple[str, ...]
-    perturbed: tuple[str, ...]
-    il1s: IL1s | None
-    eigen_loss: float | None
-    moments: tuple[MomentChange, ...]
-    correlation_original: tuple[tuple[float, ...], ...]
-    correlation_anonymized: tuple[tuple[float, ...], ...]
-    max_correlation_change: float | None
-
-
-@dataclass(frozen=True)
-class SlicingCheck:
-    """Seed 004 §5.2: "regressions within one slicing column group are unaffected".
-
-    Attributes:
-        applies: the policy slices the table.
-        within / across: regressions with all columns in one group / spread over groups.
-        holds: every within-group regression has the original coefficients
-            (to 1e-9 relative); None if there is none to test.
-        verdict: one sentence for the report.
-    """
-
-    applies: bool
-    within: tuple[Regression, ...]
-    across: tuple[Regression, ...]
-    holds: bool | None
-    verdict: str
-
-
-@dataclass(frozen=True)
-class VariantPoint:
-    """One policy on the risk-utility plot.
-
-    Attributes:
-        label: shown on the plot.
-        role / source: the role and where its policy came from.
-        k / sample_uniques / mean_risk: k-anonymity figures (worst unit).
-        interval_risk: interval disclosure (sd method) of the perturbed columns, or None.
-        linkage_risk: distance-based record linkage, or None.
-        il1s / eigen_loss: information loss.
-        seconds: time to measure it.
-    """
-
-    label: str
-    role: str
-    source: str
-    k: int | None
-    sample_uniques: int
-    mean_risk: float
-    interval_risk: float | None
-    linkage_risk: float | None
-    il1s: float | None
-    eigen_loss: float | None
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Report:
-    """Every figure of a risk and utility report, as data (``to_json`` for the file).
-
-    Attributes:
-        table / role / backend: what was measured, where.
-        rows: rows of the stored table.
-        policy: privacy model and operators of the role's table policy.
-        columns / quasi_identifiers / sensitive: the role's visible columns and classes.
-        units: the linkable units (slicing groups, or all columns).
-        verification: what the policy's ``on_violation`` did to the released copy.
-        risk_original / risk_anonymized: k-anonymity figures before and after.
-        sensitive_figures: l-diversity and t-closeness, before and after.
-        interval / linkage: risk of the perturbed numeric columns (per linkable unit).
-        utility: information loss.
-        regressions: the main model (``kind="model"``) and the slicing check's.
-        slicing_check: seed 004 §5.2.
-        classifier: logistic regression accuracy (None without scikit-learn or a target).
-        variants: points for the risk-utility plot (the first is the original data).
-        notes: how records were matched, which rows were fetched, what was skipped.
-        timings: seconds per step.
-    """
-
-    table: str
-    role: str
-    backend: str
-    rows: int
-    policy: dict[str, Any]
-    columns: tuple[str, ...]
-    quasi_identifiers: tuple[str, ...]
-    sensitive: tuple[str, ...]
-    units: tuple[tuple[str, ...], ...]
-    verification: str
-    risk_original: RiskFigures
-    risk_anonymized: RiskFigures
-    sensitive_figures: tuple[SensitiveFigures, ...]
-    interval: tuple[IntervalDisclosure, ...]
-    interval_rank: tuple[IntervalDisclosure, ...]
-    linkage: tuple[RecordLinkage, ...]
-    utility: UtilityFigures
-    regressions: tuple[Regression, ...]
-    slicing_check: SlicingCheck
-    classifier: ClassifierResult | None
-    variants: tuple[VariantPoint, ...]
-    notes: tuple[str, ...]
-    timings: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (NaN and infinities become None)."""
-        out: dict[str, Any] = _clean(asdict(self))
-        return out
-
-    def to_json(self, indent: int | None = 2) -> str:
-        """The report as JSON: every figure's data."""
-        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
-
-    def summary(self) -> dict[str, Any]:
-        """The headline figures (as the lead's table lists them)."""
-        interval = max((i.risk for i in self.interval), default=None)
-        link = max((r.risk for r in self.linkage), default=None)
-        sens = [s for s in self.sensitive_figures if s.data == "anonymized"]
-        out: dict[str, Any] = _clean({
-            "role": self.role,
-            "k": self.risk_anonymized.k,
-            "sample_uniques": self.risk_anonymized.sample_uniques,
-            "mean_risk": self.risk_anonymized.mean_risk,
-            "distinct_l": min((s.distinct_l for s in sens if s.distinct_l is not None),
-                              default=None),
-            "entropy_l": min((s.entropy_l for s in sens if s.entropy_l is not None),
-                             default=None),
-            "t": max((s.t for s in sens if s.t is not None), default=None),
-            "interval_risk": interval,
-            "linkage_risk": link,
-            "il1s": self.utility.il1s.value if self.utility.il1s else None,
-            "eigen_loss": self.utility.eigen_loss,
-            "max_coefficient_delta": max(
-                (r.max_abs_delta for r in self.regressions if r.kind == "model"), default=None
-            ),
-            "accuracy_original": self.classifier.accuracy_original if self.classifier else None,
-            "accuracy_anonymized": (
-                self.classifier.accuracy_anonymized if self.classifier else None
-            ),
-        })
-        return out
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Several policies (roles × policy directories) measured on one table."""
-
-    table: str
-    backend: str
-    variants: tuple[VariantPoint, ...]
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary."""
-        out: dict[str, Any] = _clean(asdict(self))
-        return out
-
-    def to_json(self, indent: int | None = 2) -> str:
-        """The comparison as JSON."""
-        return json.dumps(self.to_dict(), indent=indent)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, float | np.floating):
-        v = float(value)
-        return v if math.isfinite(v) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-# --- measuring ------------------------------------------------------------------------------
-def _risk(backend: Backend, relation: str, units: Sequence[tuple[str, ...]]) -> RiskFigures:
-    out = []
-    for qis in units:
-        if qis:
-            out.append(UnitRisk(qis, summarize_sizes(measure.class_size_counts(
-                backend, relation, qis))))
-    populated = [u for u in out if u.summary.classes]
-    if not populated:
-        return RiskFigures(tuple(out), None, 0, 0.0, 0.0, None)
-    worst = max(range(len(out)), key=lambda i: out[i].summary.mean_risk)
-    return RiskFigures(
-        units=tuple(out),
-        k=min(u.summary.k for u in populated if u.summary.k is not None),
-        sample_uniques=max(u.summary.sample_uniques for u in populated),
-        mean_risk=max(u.summary.mean_risk for u in populated),
-        max_risk=max(u.summary.max_risk for u in populated),
-        worst_unit=worst,
-    )
 
 
 def _sensitive(
     backend: Backend, relation: str, data: str, units: Sequence[tuple[str, ...]],
-    sensitive: Sequence[str], types: Mapping[str, str],
+    sensitive: Sequence[str], kinds: Mapping[str, str],
 ) -> list[SensitiveFigures]:
     out = []
     for s in sensitive:
-        numeric = measure.is_numeric_type(types.get(s, ""))
+        if kinds.get(s) == "other":
+            continue
+        ordered = kinds.get(s) in ("numeric", "temporal")
         for qis in units:
             if not qis:
                 continue
             d, e = measure.diversity(backend, relation, qis, s)
-            t = (measure.ordered_t if numeric else measure.categorical_t)(
+            t = (measure.ordered_t if ordered else measure.categorical_t)(
                 backend, relation, qis, s)
-            out.append(SensitiveFigures(data, s, qis, d, e, t, "ordered" if numeric else "equal"))
+            out.append(SensitiveFigures(data, s, qis, d, e, t, "ordered" if ordered else "equal"))
     return out
 
 
-@dataclass
-class _Rows:
-    """Fetched columns: original (by row key), released, linked (aligned to the original)."""
-
-    original: pd.DataFrame
-    released: pd.DataFrame
-    linked: dict[str, np.ndarray]  # numeric column -> anonymized values aligned to original
-    linked_frame: pd.DataFrame | None
-    keys: dict[str, str]
-
-
-def _fetch_rows(ws: measure.Workspace, columns: Sequence[str], numeric: Sequence[str]) -> _Rows:
-    """Fetch the columns; numeric ones (also generalized labels) become floats."""
-    backend = ws.backend
-    keys = sorted(set(ws.keys.values()))
-    if ws.source is not None:
-        original = measure.fetch(backend, ws.source, [*columns, *keys[:1]])
-    else:
-        original = measure.fetch(backend, ws.table, columns)
-    released = _as_numbers(measure.fetch(backend, ws.released, columns), numeric)
-    aligned: dict[str, np.ndarray] = {}
-    linked_frame = None
-    if ws.linked is not None and keys:
-        order = np.asarray(original.column(keys[0]).to_numpy(zero_copy_only=False),
-                           dtype=np.int64)
-        n = int(order.max(initial=0)) + 1
-        lk = measure.fetch(backend, ws.linked, [*columns, *keys])
-        for c in numeric:
-            key = np.asarray(lk.column(ws.keys[c]).to_numpy(zero_copy_only=False),
-                             dtype=np.int64)
-            values = np.full(n, np.nan)
-            values[key] = measure.numeric_array(lk.column(c))
-            aligned[c] = values[order]
-        linked_frame = _as_numbers(lk, numeric)
-    return _Rows(original.to_pandas(), released, aligned, linked_frame, ws.keys)
+# --- utility --------------------------------------------------------------------------------
+def _column_changes(
+    ws: measure.Workspace, rows: Rows, profiles: Sequence[ColumnProfile],
+    after: Mapping[str, ColumnProfile], loss: Any,
+) -> tuple[ColumnChange, ...]:
+    out = []
+    for p in profiles:
+        if p.kind == "other":
+            continue
+        records, changed, blanked, shift = 0, None, None, None
+        if p.name in rows.linked:
+            records, changed, blanked, shift = compare_values(
+                p.kind, rows.original_raw.column(p.name), rows.linked[p.name])
+        distance: float | None = None
+        if p.kind == "numeric" and loss is not None:
+            distance = loss.per_column.get(p.name)
+        elif p.kind == "temporal":
+            distance = shift
+        elif p.kind in ("categorical", "boolean"):
+            before = measure.value_counts(ws.backend, ws.source or ws.table, p.name, 4 * MAX_LEVELS)
+            released = measure.value_counts(ws.backend, ws.released, p.name, 4 * MAX_LEVELS)
+            if p.kind == "categorical":
+                distance = total_variation(before, released)
+            else:
+                distance = _true_share_change(before, released)
+        a = after.get(p.name)
+        out.append(ColumnChange(p.name, p.kind, records, changed, blanked, distance, p.distinct,
+                                a.distinct if a else None))
+    return tuple(out)
 
 
-def _as_numbers(table: pa.Table, numeric: Sequence[str]) -> pd.DataFrame:
-    frame = table.to_pandas()
-    for c in numeric:
-        frame[c] = measure.numeric_array(table.column(c))
-    return frame
+def _true_share_change(before: Mapping[str, int], after: Mapping[str, int]) -> float | None:
+    def share(counts: Mapping[str, int]) -> float | None:
+        total = sum(counts.values())
+        true = sum(n for v, n in counts.items() if v.lower() in ("true", "1", "t"))
+        return true / total if total else None
+
+    b, a = share(before), share(after)
+    return None if a is None or b is None else a - b
 
 
-def _numeric_matrix(frame: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
-    return np.column_stack(
-        [measure.numeric_array(pa.array(frame[c].to_numpy(), from_pandas=True)) for c in cols]
-    ) if cols else np.zeros((len(frame), 0))
-
-
-def _corr(matrix: np.ndarray) -> np.ndarray:
-    complete = matrix[~np.isnan(matrix).any(axis=1)]
-    if complete.shape[0] < 3:
-        return np.full((matrix.shape[1], matrix.shape[1]), np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.atleast_2d(np.corrcoef(complete, rowvar=False))
-
-
-def _utility(rows: _Rows, numeric: Sequence[str]) -> tuple[UtilityFigures, np.ndarray]:
-    x = _numeric_matrix(rows.original, numeric)
-    released = _numeric_matrix(rows.released, numeric)
-    perturbed: list[str] = []
-    loss = None
-    if rows.linked:
-        xm = np.column_stack([rows.linked[c] for c in numeric]) if numeric else x
-        for j, c in enumerate(numeric):
-            a, b = x[:, j], xm[:, j]
-            ok = ~(np.isnan(a) | np.isnan(b))
-            # changed values make a column perturbed; suppression alone (NULL) does not
-            if np.any(np.abs(a[ok] - b[ok]) > _TOL * np.maximum(1.0, np.abs(a[ok]))):
-                perturbed.append(c)
-        loss = il1s(x, xm, tuple(numeric)) if numeric else None
-    else:
-        xm = None
-    corr_o, corr_a = _corr(x), _corr(released)
-    moments = moment_changes(
-        {c: (float(np.nanmean(x[:, j])), float(np.nanvar(x[:, j], ddof=1)))
-         for j, c in enumerate(numeric)},
-        {c: (float(np.nanmean(released[:, j])), float(np.nanvar(released[:, j], ddof=1)))
-         for j, c in enumerate(numeric)},
-    ) if len(x) > 1 else ()
-    change = np.abs(corr_a - corr_o)
-    figures = UtilityFigures(
-        numeric=tuple(numeric),
-        perturbed=tuple(perturbed),
-        il1s=loss,
-        eigen_loss=eigen_loss(corr_o, corr_a) if len(numeric) > 1 else None,
-        moments=moments,
-        correlation_original=tuple(tuple(float(v) for v in row) for row in corr_o),
-        correlation_anonymized=tuple(tuple(float(v) for v in row) for row in corr_a),
-        max_correlation_change=float(np.nanmax(change)) if change.size and
-        not np.isnan(change).all() else None,
-    )
-    return figures, (xm if xm is not None else np.zeros((0, 0)))
-
-
-def _perturbation(
-    rows: _Rows, numeric: Sequence[str], perturbed: Sequence[str], xm: np.ndarray
-) -> tuple[list[IntervalDisclosure], list[IntervalDisclosure], list[RecordLinkage]]:
-    if not perturbed or xm.size == 0:
-        return [], [], []
-    x = _numeric_matrix(rows.original, numeric)
-    by_key: dict[str, list[int]] = {}
-    for c in perturbed:
-        by_key.setdefault(rows.keys[c], []).append(list(numeric).index(c))
-    sd, rank, link = [], [], []
-    for idx in by_key.values():
-        cols = tuple(numeric[j] for j in idx)
-        sd.append(interval_disclosure(x[:, idx], xm[:, idx], cols, method="sd"))
-        rank.append(interval_disclosure(x[:, idx], xm[:, idx], cols, k=0.01, method="rank"))
-        link.append(record_linkage(x[:, idx], xm[:, idx], cols))
-    return sd, rank, link
-
-
+# --- analyses -------------------------------------------------------------------------------
 def _main_regression(numeric: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
     if len(numeric) < 2:
         return None
@@ -490,14 +139,16 @@ def _main_regression(numeric: Sequence[str]) -> tuple[str, tuple[str, ...]] | No
 
 
 def _slicing_specs(
-    units: Sequence[tuple[str, ...]], numeric: Sequence[str], limit: int = 4
+    units: Sequence[tuple[str, ...]], kinds: Mapping[str, str], limit: int = 4
 ) -> tuple[list[tuple[str, tuple[str, ...]]], list[tuple[str, tuple[str, ...]]]]:
     within: list[tuple[str, tuple[str, ...]]] = []
     across: list[tuple[str, tuple[str, ...]]] = []
+    numeric = [c for c, k in kinds.items() if k == "numeric"]
     for unit in units:
-        ys = [c for c in unit if c in numeric]
-        if len(unit) >= 2 and ys:
-            within.append((ys[-1], tuple(c for c in unit if c != ys[-1])))
+        usable = [c for c in unit if kinds.get(c) in _REGRESSION_KINDS]
+        ys = [c for c in usable if kinds.get(c) == "numeric"]
+        if len(usable) >= 2 and ys:
+            within.append((ys[-1], tuple(c for c in usable if c != ys[-1])))
     owner = {c: i for i, u in enumerate(units) for c in u}
     num = [c for c in numeric if c in owner]
     for i, y in enumerate(num):
@@ -508,11 +159,11 @@ def _slicing_specs(
 
 
 def _slicing_check(
-    policy: TablePolicy, units: Sequence[tuple[str, ...]], rows: _Rows, numeric: Sequence[str],
+    policy: TablePolicy, units: Sequence[tuple[str, ...]], rows: Rows, kinds: Mapping[str, str],
 ) -> SlicingCheck:
     if not any(s.name == "slicing" for s in policy.transform):
         return SlicingCheck(False, (), (), None, "not applicable: the policy does not slice")
-    w_specs, a_specs = _slicing_specs(units, numeric)
+    w_specs, a_specs = _slicing_specs(units, kinds)
     within = tuple(fit_regression(rows.original, rows.released, y, xs, kind="within_group")
                    for y, xs in w_specs)
     across = tuple(fit_regression(rows.original, rows.released, y, xs, kind="across_groups")
@@ -527,35 +178,47 @@ def _slicing_check(
     worst = max((r.max_rel_delta for r in across if not math.isnan(r.max_rel_delta)),
                 default=float("nan"))
     if holds:
-        verdict = (f"holds: {len(within)} within-group regression(s) reproduce the original "
-                   "coefficients exactly")
+        verdict = (f"holds: {len(within)} regression(s) within one column group give the "
+                   "original coefficients exactly")
     else:
-        verdict = ("does not hold here: within-group coefficients changed (e.g. suppression "
-                   "or another operator after slicing changed the group's rows)")
-    if across:
+        verdict = ("does not hold here: coefficients within a column group changed (e.g. "
+                   "suppression or another operator after slicing changed the group's rows)")
+    if across and not math.isnan(worst):
         verdict += f"; across groups the slopes change by up to {worst:.0%}"
     return SlicingCheck(True, within, across, holds, verdict)
 
 
 def _classifier(
-    rows: _Rows, columns: Sequence[str], sensitive: Sequence[str], types: Mapping[str, str],
-    notes: list[str],
+    rows: Rows, profiles: Sequence[ColumnProfile], sensitive: Sequence[str],
+    skipped: list[tuple[str, str]],
 ) -> ClassifierResult | None:
-    target = next((s for s in sensitive if not measure.is_numeric_type(types.get(s, ""))
-                   and rows.original[s].nunique() <= 10), None)
-    if target is None or rows.linked_frame is None:
-        notes.append("classifier skipped: no categorical sensitive column with <= 10 classes")
+    kinds = {p.name: p.kind for p in profiles}
+    target = next((s for s in sensitive if kinds.get(s) in ("categorical", "boolean")
+                   and 2 <= rows.original[s].nunique() <= 10), None)
+    if target is None:
+        skipped.append(("classifier", "no categorical sensitive column with 2 to 10 values"))
+        return None
+    if rows.linked_frame is None:
+        skipped.append(("classifier", "records could not be matched (more than one slicing "
+                                      "step)"))
         return None
     try:
         import sklearn  # noqa: F401
     except ImportError:
-        notes.append("classifier skipped: scikit-learn is not installed")
+        skipped.append(("classifier", "scikit-learn is not installed"))
+        return None
+    features = [p.name for p in profiles if p.name != target and p.kind in _FEATURE_KINDS]
+    left_out = [p.name for p in profiles if p.name != target and p.kind not in _FEATURE_KINDS]
+    if left_out:
+        skipped.append(("classifier features " + ", ".join(left_out),
+                        "free text and unsupported types are not used as features"))
+    if not features:
+        skipped.append(("classifier", "no column usable as a feature"))
         return None
     key = rows.keys[target]
-    first_key = next(iter(sorted(set(rows.keys.values()))))
+    first_key = sorted(set(rows.keys.values()))[0]
     test = rows.original[first_key].to_numpy() % 10 >= 7  # a fixed 30 % hold-out by row key
     train_anon = rows.linked_frame[rows.linked_frame[key].to_numpy() % 10 < 7]
-    features = [c for c in columns if c != target]
     train_o = rows.original[~test]
     if len(train_o) > _TRAIN_ROWS:  # a fixed subsample keeps the report fast
         train_o = train_o.iloc[:: math.ceil(len(train_o) / _TRAIN_ROWS)]
@@ -565,15 +228,6 @@ def _classifier(
         warnings.simplefilter("ignore")  # e.g. a wholly suppressed feature column
         return classifier_accuracy(train_o, train_anon, rows.original[test], target, features)
 
-
-def _policy_of(processor: Processor, role: str, table: str) -> TablePolicy:
-    tp = processor.policy(role).table(table)
-    if tp is None:
-        raise UndefinedTable(
-            f'table "{table}" is not in the policy of role "{role}"',
-            hint="report on a table the role's policy describes",
-        )
-    return tp
 
 
 def _describe_policy(tp: TablePolicy, plan: Any) -> dict[str, Any]:
@@ -587,52 +241,16 @@ def _describe_policy(tp: TablePolicy, plan: Any) -> dict[str, Any]:
     }
 
 
-def _point(
-    backend: Backend, catalog: Any, table: str, tp: TablePolicy, label: str, role: str,
-    source: str,
-) -> VariantPoint:
-    t0 = time.perf_counter()
-    # only value-changing operators need the linked copy: slicing and no transform keep values
-    linked = any(s.name != "slicing" for s in tp.transform)
-    with measure.materialize(backend, catalog, table, tp, linked=linked) as ws:
-        plan = ws.plan
-        units = tuple(tuple(c for c in u if c in plan.quasi_identifiers) for u in plan.units)
-        risk = _risk(backend, ws.released, units)
-        numeric = [c for c in plan.columns if measure.is_numeric_type(ws.columns.get(c, ""))]
-        rows = _fetch_rows(ws, numeric, numeric)
-        util, xm = _utility(rows, numeric)
-        sd, _rank, link = _perturbation(rows, numeric, util.perturbed, xm)
-    return VariantPoint(
-        label=label, role=role, source=source, k=risk.k, sample_uniques=risk.sample_uniques,
-        mean_risk=risk.mean_risk,
-        interval_risk=max((i.risk for i in sd), default=None),
-        linkage_risk=max((r.risk for r in link), default=None),
-        il1s=util.il1s.value if util.il1s else (None if linked else 0.0),
-        eigen_loss=util.eigen_loss, seconds=time.perf_counter() - t0,
-    )
+def _skip_notes(profiles: Sequence[ColumnProfile], skipped: list[tuple[str, str]]) -> None:
+    for p in profiles:
+        if p.kind == "other":
+            skipped.append((f"column {p.name}", f"type {p.sql_type} has no measure: not compared"))
+        elif p.kind == "text":
+            skipped.append((f"distribution of {p.name}", f"free text ({p.distinct:,} distinct "
+                            "values): only changed and blanked records are counted"))
 
 
-def _variant_policies(
-    processor: Processor, table: str, role: str, variants: Sequence[Variant] | None
-) -> list[tuple[str, str, TablePolicy]]:
-    if variants is None:
-        variants = [r for r in processor.roles if processor.policy(r).table(table) is not None
-                    and r != role]
-    out = []
-    for v in variants:
-        if isinstance(v, str):
-            out.append((v, v, _policy_of(processor, v, table)))
-        elif isinstance(v, RolePolicy):
-            tp = v.table(table)
-            if tp is None:
-                raise UndefinedTable(f'table "{table}" is not in the policy of role "{v.role}"')
-            out.append((v.role, v.role, tp))
-        else:
-            label, tp = v
-            out.append((label, label, tp))
-    return out
-
-
+# --- the report -----------------------------------------------------------------------------
 def build_report(
     processor: Processor,
     *,
@@ -660,54 +278,74 @@ def build_report(
     t_start = time.perf_counter()
     backend = processor.backend
     catalog = processor.catalog()
-    tp = _policy_of(processor, role, table)
+    tp = policy_of(processor, role, table)
     notes: list[str] = []
+    skipped: list[tuple[str, str]] = []
     timings: dict[str, float] = {}
     with measure.materialize(backend, catalog, table, tp) as ws:
         plan = ws.plan
         timings.update(ws.timings)
         notes.extend(ws.notes)
+        t0 = time.perf_counter()
+        roles = {c: (tp.class_of(c).value if tp.class_of(c) else "") for c in plan.columns}
+        profiles, n_rows = profile_columns(backend, ws.table, plan.columns, ws.columns, roles)
+        released_types = measure.column_types(backend, ws.released)
+        after, _ = profile_columns(backend, ws.released, plan.columns, {
+            c: ws.columns.get(c, released_types.get(c, "")) for c in plan.columns}, roles)
+        kinds = {p.name: p.kind for p in profiles}
+        _skip_notes(profiles, skipped)
+        timings["profile_columns"] = time.perf_counter() - t0
         qis = plan.quasi_identifiers
         units_qi = tuple(tuple(c for c in u if c in qis) for u in plan.units)
-        numeric = [c for c in plan.columns if measure.is_numeric_type(ws.columns.get(c, ""))]
+        numeric = [p.name for p in profiles if p.kind == "numeric"]
         t0 = time.perf_counter()
         original_rel = ws.source or ws.table
-        risk_o = _risk(backend, original_rel, (qis,))
-        risk_a = _risk(backend, ws.released, units_qi)
-        sens = _sensitive(backend, original_rel, "original", (qis,), plan.sensitive, ws.columns)
-        sens += _sensitive(backend, ws.released, "anonymized", units_qi, plan.sensitive,
-                           ws.columns)
+        risk_o = measure_risk(backend, original_rel, (qis,))
+        risk_a = measure_risk(backend, ws.released, units_qi)
+        sens = _sensitive(backend, original_rel, "original", (qis,), plan.sensitive, kinds)
+        sens += _sensitive(backend, ws.released, "anonymized", units_qi, plan.sensitive, kinds)
         timings["risk_sql"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        rows = _fetch_rows(ws, plan.columns, numeric)
+        usable = [p.name for p in profiles if p.kind != "other"]
+        rows = fetch_rows(ws, usable, kinds, n_rows)
+        if rows.sample_step > 1:
+            notes.append(f"record-level measures use every {rows.sample_step}th record "
+                         f"({len(rows.original):,} of {n_rows:,}).")
         timings["fetch_rows"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        util, xm = _utility(rows, numeric)
-        sd, rank, link = _perturbation(rows, numeric, util.perturbed, xm)
+        util, xm = numeric_utility(rows, numeric)
+        sd, rank, link = perturbation_risk(rows, numeric, util.perturbed, xm)
+        changes = _column_changes(ws, rows, profiles, {p.name: p for p in after}, util.il1s)
         timings["utility_and_linkage"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         regressions: list[Regression] = []
         spec = _main_regression(numeric)
         if spec is not None:
             regressions.append(fit_regression(rows.original, rows.released, *spec))
-        check = _slicing_check(tp, plan.units, rows, numeric)
+        else:
+            skipped.append(("regression", "fewer than two numeric columns"))
+        check = _slicing_check(tp, plan.units, rows, kinds)
         regressions += [*check.within, *check.across]
         timings["regressions"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        classifier = _classifier(rows, plan.columns, plan.sensitive, ws.columns, notes)
+        classifier = _classifier(rows, profiles, plan.sensitive, skipped)
         timings["classifier"] = time.perf_counter() - t0
+        if not util.perturbed:
+            skipped.append(("interval disclosure and record linkage",
+                            "no numeric value is changed by this policy"))
         verification = ws.verification
         policy = _describe_policy(tp, plan)
         units = plan.units
-        n_rows = int(risk_o.units[0].summary.records) if risk_o.units else len(rows.original)
+        fetched = ", ".join(usable)
     if tp.aggregates is not None and tp.aggregates.detail == "refuse":
         notes.append("this role receives aggregates only (detail: refuse); the figures describe "
-                     "the anonymized relation its aggregates are computed from")
+                     "the anonymized relation its aggregates are computed from.")
     notes += [
-        "k-anonymity, sample uniques, per-record risk, l-diversity and equal-distance t were "
-        "computed in the database (GROUP BY); ordered t from fetched (class, value) counts.",
-        f"rows fetched for regression, classifier, moments and linkage: columns "
-        f"{', '.join(plan.columns)} of the original, released and linked copies.",
+        "k-anonymity, sample uniques, per-record risk, l-diversity, equal-distance t and the "
+        "value distributions were computed in the database (GROUP BY); ordered t from fetched "
+        "(class, value) counts.",
+        f"records fetched for the record-level measures: columns {fetched} of the original, "
+        "released and linked copies.",
         "records were matched on internal row keys carried through the anonymization "
         "(one per slicing group); the keys are never released.",
     ]
@@ -717,7 +355,7 @@ def build_report(
         interval_risk=max((i.risk for i in sd), default=None),
         linkage_risk=max((r.risk for r in link), default=None),
         il1s=util.il1s.value if util.il1s else None, eigen_loss=util.eigen_loss,
-        seconds=time.perf_counter() - t_start,
+        seconds=time.perf_counter() - t_start, policy_k=tp.privacy.k,
     )
     original = VariantPoint(
         label="original", role="", source="original data", k=risk_o.k,
@@ -727,8 +365,8 @@ def build_report(
     )
     t0 = time.perf_counter()
     points = [original, own] + [
-        _point(backend, catalog, table, vtp, label, vrole, "variant")
-        for label, vrole, vtp in _variant_policies(processor, table, role, variants)
+        measure_point(backend, catalog, table, vtp, label, vrole, "variant")
+        for label, vrole, vtp in variant_policies(processor, table, role, variants)
     ]
     timings["variants"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - t_start
@@ -737,94 +375,7 @@ def build_report(
         columns=plan.columns, quasi_identifiers=qis, sensitive=plan.sensitive, units=units,
         verification=verification, risk_original=risk_o, risk_anonymized=risk_a,
         sensitive_figures=tuple(sens), interval=tuple(sd), interval_rank=tuple(rank),
-        linkage=tuple(link), utility=util, regressions=tuple(regressions),
-        slicing_check=check, classifier=classifier, variants=tuple(points),
-        notes=tuple(notes), timings=timings,
+        linkage=tuple(link), utility=util, profiles=profiles, column_changes=changes,
+        skipped=tuple(skipped), regressions=tuple(regressions), slicing_check=check,
+        classifier=classifier, variants=tuple(points), notes=tuple(notes), timings=timings,
     )
-
-
-def compare(
-    target: str | Backend | Processor,
-    policy_dirs: Sequence[str | Path],
-    *,
-    table: str,
-    roles: str | Sequence[str] | None = None,
-) -> Comparison:
-    """Measure several policies (roles × policy directories) for one risk-utility plot.
-
-    Args:
-        target: a database (path/URL or backend), or a processor whose backend is used.
-        policy_dirs: directories of role policies.
-        table: the stored table.
-        roles: the roles to measure in every directory (None: every role that covers ``table``).
-
-    Example:
-        >>> import paradise
-        >>> proc = paradise.connect(":memory:")
-        >>> proc.load_demo()
-        >>> cmp = compare(proc, [paradise.bundled_policies()], table="adult", roles="public")
-        >>> [p.label for p in cmp.variants]
-        ['original', 'policies:public']
-    """
-    from paradise.backends import connect_backend
-    from paradise.policy import load_policies
-    from paradise.processor import Processor
-
-    if isinstance(target, Processor):
-        backend = target.backend
-    elif isinstance(target, str):
-        backend = connect_backend(target)
-    else:
-        backend = target
-    catalog = backend.catalog()
-    wanted = [roles] if isinstance(roles, str) else roles
-    points: list[VariantPoint] = []
-    notes: list[str] = []
-    for directory in policy_dirs:
-        policies = load_policies(directory)
-        name = Path(directory).name
-        for role in sorted(policies):
-            if wanted is not None and role not in wanted:
-                continue
-            tp = policies[role].table(table)
-            if tp is None:
-                if wanted is not None:
-                    notes.append(f"{name}: role {role} does not cover {table}")
-                continue
-            points.append(_point(backend, catalog, table, tp, f"{name}:{role}", role,
-                                 str(directory)))
-    if not points:
-        raise UndefinedTable(f'no policy covers table "{table}"', hint="check --role and the dirs")
-    # the original data as the reference point: all visible QIs of the first policy
-    first = next(iter(load_policies(policy_dirs[0]).values()))
-    tp0 = first.table(table)
-    stored, columns = measure._lookup(catalog, table)  # noqa: SLF001
-    qis = tuple(c for c in columns if tp0 is not None
-                and tp0.class_of(c) is ColumnClass.QUASI_IDENTIFIER)
-    risk = _risk(backend, stored, (qis,))
-    original = VariantPoint("original", "", "original data", risk.k, risk.sample_uniques,
-                            risk.mean_risk, None, None, 0.0, 0.0, 0.0)
-    return Comparison(table=stored, backend=backend.dialect, variants=(original, *points),
-                      notes=tuple(notes))
-
-
-def write_report(report: Report | Comparison, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``report.html`` (self-contained: plots as base64 PNG) and ``report.json``.
-
-    The file names carry the table and role (``<table>-<role>.html``; a
-    comparison: ``<table>-compare.html``). Returns ``(html_path, json_path)``.
-    """
-    from paradise.report.html import render_comparison, render_report
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if isinstance(report, Report):
-        stem = f"{report.table}-{report.role}"
-        html = render_report(report)
-    else:
-        stem = f"{report.table}-compare"
-        html = render_comparison(report)
-    html_path, json_path = out / f"{stem}.html", out / f"{stem}.json"
-    html_path.write_text(html, encoding="utf-8")
-    json_path.write_text(report.to_json(), encoding="utf-8")
-    return html_path, json_path

@@ -290,12 +290,17 @@ def classifier_accuracy(
     test_original: pd.DataFrame,
     target: str,
     features: Sequence[str],
+    *,
+    max_categories: int = 30,
 ) -> ClassifierResult:
     """Logistic regression trained on original and on anonymized rows, tested on original ones.
 
     Numeric features are imputed with the median and standardized; categorical
-    ones imputed with a constant and one-hot encoded (unknown categories, e.g.
-    generalized labels, are ignored at test time). NULL targets are dropped.
+    ones imputed with a constant and one-hot encoded, at most ``max_categories``
+    columns per feature (rarer values share one "infrequent" column; unknown
+    categories, e.g. generalized labels, are ignored at test time). NULL targets
+    are dropped. The caller chooses features whose kind allows this (never
+    free text: see :mod:`paradise.report.columns`).
 
     Raises:
         ImportError: scikit-learn is not installed.
@@ -319,14 +324,17 @@ def classifier_accuracy(
         return X, frame[target].astype(str).to_numpy()
 
     def model() -> Pipeline:
+        # one-hot width is bounded (max_categories per feature) and lbfgs keeps memory
+        # linear in the coefficients: no Hessian over every (feature, class) pair
         columns = ColumnTransformer(
             [
                 ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
                  numeric),
-                ("cat", OneHotEncoder(handle_unknown="ignore"), categorical),
+                ("cat", OneHotEncoder(handle_unknown="infrequent_if_exist",
+                                      max_categories=max_categories), categorical),
             ]
         )
-        return make_pipeline(columns, LogisticRegression(solver="newton-cholesky", max_iter=100))
+        return make_pipeline(columns, LogisticRegression(solver="lbfgs", max_iter=300))
 
     X_test, y_test = prepared(test_original)
     X_o, y_o = prepared(train_original)

@@ -212,7 +212,7 @@ def analyze_query(
                     f'the source "{alias}" cannot be traced', hint="simplify the query"
                 )
         block.aggregate = _aggregates(block.node)
-        block.windows = any(_owner(w) is block.node for w in block.node.find_all(exp.Window))
+        block.windows = any(block_owner(w) is block.node for w in block.node.find_all(exp.Window))
         block.correlated = scope.is_correlated_subquery
     if stored is not None:
         _check_stored(refs, stored)
@@ -241,7 +241,7 @@ def _use(scope: Scope) -> Use:
     raise UnsupportedQueryError(f"a {kind.name.lower()} source", hint="simplify the query")
 
 
-def _owner(node: exp.Expr) -> exp.Expr | None:
+def block_owner(node: exp.Expr) -> exp.Expr | None:
     """The query block a node belongs to (its nearest enclosing SELECT or set operation)."""
     parent = node.parent
     while parent is not None and not isinstance(parent, exp.Query):
@@ -254,7 +254,7 @@ def _aggregates(select: exp.Select) -> bool:
     if select.args.get("group") or select.args.get("distinct"):
         return True
     return any(
-        _owner(agg) is select and not is_window_function(agg)
+        block_owner(agg) is select and not is_window_function(agg)
         for agg in select.find_all(exp.AggFunc)
     )
 

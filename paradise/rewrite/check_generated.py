@@ -49,16 +49,25 @@ def check_generated(sql: str, dialect: str, releases: frozenset[str] = frozenset
         return name.lower() if fold else name
 
     ours: set[str] = set()
+    users: list[exp.CTE] = []  # the user's CTEs, lifted beside the relations (MariaDB)
     with_ = tree.args.get("with_")
     if isinstance(with_, exp.With):
         for cte in with_.expressions:
             name = cte.alias_or_name
-            if not name.startswith(RELATION_PREFIX):
-                raise _bug(f'the generated statement defines "{name}" beside its relations')
-            ours.add(norm(name))
+            if name.startswith(RELATION_PREFIX) and not users:
+                ours.add(norm(name))
+                continue
+            if name.startswith(RELATION_PREFIX):
+                raise _bug(f'the generated statement defines "{name}" after a query CTE')
+            users.append(cte)
+    names = [norm(c.alias_or_name) for c in users]
+    recursive = isinstance(with_, exp.With) and bool(with_.args.get("recursive"))
+    for i, cte in enumerate(users):
+        visible = frozenset(names) if recursive else frozenset(names[:i])
+        _walk(cte.this, [frozenset(ours), visible], norm, releases)
     body = tree.copy()
     body.set("with_", None)
-    _walk(body, [frozenset(ours)], norm, releases)
+    _walk(body, [frozenset(ours), frozenset(names)], norm, releases)
 
 
 def _walk(node: exp.Expr, scope: list[frozenset[str]], norm, releases: frozenset[str]) -> None:  # type: ignore[no-untyped-def]

@@ -452,7 +452,11 @@ class _Counter:
         for agg in select.find_all(exp.AggFunc):
             if self.model.block_of(agg) is not block:
                 continue
-            for arg in value_args(agg):
+            args = list(value_args(agg))
+            if isinstance(agg.parent, exp.Filter):
+                # FILTER (WHERE <sensitive> = v) counts a sensitive value like CASE does
+                args += [c for c in agg.parent.expression.find_all(exp.Column)]
+            for arg in args:
                 for ref, col in self.model.lineage.expression(arg).sources:
                     guard = self.guards.get(ref.table)
                     if guard is not None and guard.l is not None and col in guard.sensitive:
@@ -520,7 +524,7 @@ class _Counter:
                 ok = _groups_ok(refused) or exp.true()
                 flag = exp.Case(ifs=[exp.If(this=ok, true=exp.Literal.number(1))])
                 flag.set("default", exp.Literal.number(0))
-                figures.append(_window(exp.Min(this=flag), []))
+                figures.append(_all_ok(flag, self.dialect))
             for i, figure in enumerate(figures):
                 select.select(
                     exp.alias_(figure, f"_paradise_g{i}", quoted=True), append=True, copy=False
@@ -592,6 +596,17 @@ def row_figures(
     return figures
 
 
+def _all_ok(flag: exp.Expr, dialect: str) -> exp.Expr:
+    """``MIN(flag) OVER ()`` of a 0/1 flag; on MariaDB as a sum (MIN OVER is quadratic there)."""
+    if dialect != "mysql":
+        return _window(exp.Min(this=flag), [])
+    failing = _window(exp.Sum(this=exp.Literal.number(1) - exp.Paren(this=flag)), [])
+    ok = exp.Case(ifs=[exp.If(this=exp.EQ(this=failing, expression=exp.Literal.number(0)),
+                              true=exp.Literal.number(1))])
+    ok.set("default", exp.Literal.number(0))
+    return ok
+
+
 def _distinct_window(
     figures: Figures,
     partition: list[exp.Expr],
@@ -610,7 +625,22 @@ def _distinct_window(
     figures.ranks.append(
         (rank, _window(exp.func("DENSE_RANK"), spec, order=[random_order(value.copy(), dialect)]))
     )
-    most = _window(exp.Max(this=exp.column(rank, quoted=True)), [p.copy() for p in spec])
+    most: exp.Expr
+    if dialect == "mysql":
+        # MariaDB recomputes MAX() OVER a whole partition for every row (quadratic): the
+        # distinct count is the ascending plus the descending dense rank, minus one
+        down = f"_paradise_r{len(figures.ranks)}"
+        descending = exp.Ordered(this=random_order(value.copy(), dialect), desc=True)
+        figures.ranks.append(
+            (down, _window(exp.func("DENSE_RANK"), [p.copy() for p in spec], order=[descending]))
+        )
+        most = exp.Paren(
+            this=exp.column(rank, quoted=True)
+            + exp.column(down, quoted=True)
+            - exp.Literal.number(1)
+        )
+    else:
+        most = _window(exp.Max(this=exp.column(rank, quoted=True)), [p.copy() for p in spec])
     if key is None:
         return most
     return exp.Case(

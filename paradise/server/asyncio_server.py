@@ -5,6 +5,14 @@ the session's actions: write bytes, run a handler call in a worker thread (bound
 semaphore, with a timeout that interrupts the query), upgrade to TLS, route a
 CancelRequest, close. :class:`PgServer` owns the listeners and shuts down gracefully.
 
+Connection lifecycle: a connection that has not authenticated within
+``authentication_timeout_seconds`` is closed (idle sockets cannot lock others out);
+each handler call runs as one :class:`~paradise.backends.request.Request` (request
+id, user, role) with the result limits set (``max_result_rows``,
+``max_result_megabytes``, enforced by the backend while the answer streams in), and
+ends with a ``statement`` line in the access log (:mod:`.access_log`); answers are
+written in chunks with flow control.
+
 Example (see tests/server/test_e2e.py for a running server)::
 
     server = PgServer(config, handler)
@@ -24,13 +32,17 @@ import logging
 import signal
 import socket
 import ssl
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from paradise.backends.limits import result_limits
+from paradise.backends.request import Request, bind_request
 from paradise.errors import ParadiseError
+from paradise.server.access_log import log_event, log_statement
 from paradise.server.codec import encode
-from paradise.server.config import ServerConfig, make_ssl_context
-from paradise.server.handler import QueryHandler
+from paradise.server.config import Limits, ServerConfig, make_ssl_context
+from paradise.server.handler import HandlerResult, QueryHandler
 from paradise.server.messages import ErrorResponse
 from paradise.server.query import CallKind, CallOutcome, CallToken, HandlerCall, perform_call
 from paradise.server.session import (
@@ -60,6 +72,8 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.running: tuple[HandlerCall, CallToken] | None = None
         self.interrupted: str | None = None
+        self.stopped = asyncio.Event()  # set with ``interrupted``: wakes a call waiting for a slot
+        self.auth_timer: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol callbacks (event-loop thread)
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -74,7 +88,28 @@ class _Connection(asyncio.Protocol):
             self.closed = True
             return
         self.session = Session(self.server.session_config, pid=self.pid, peer_is_loopback=loopback)
+        log_event("connection", session=self.pid, protocol="postgres",
+                  peer=f"{peer[0]}:{peer[1]}" if peer else None)  # fmt: skip
+        timeout = self.server.config.limits.authentication_timeout_seconds
+        loop = asyncio.get_running_loop()
+        self.auth_timer = loop.call_later(timeout, self.authentication_timeout)
         self.server.tasks.add(asyncio.ensure_future(self.run()))
+
+    def authentication_timeout(self) -> None:
+        """Close a connection that has not logged in in time (PostgreSQL's
+        ``authentication_timeout``), so idle sockets cannot use up ``max_connections``."""
+        self.auth_timer = None
+        if self.closed or self.transport is None or self.session is None:
+            return
+        if self.session.phase in (Phase.READY, Phase.CLOSED):
+            return
+        log_event("auth_timeout", session=self.pid, user=self.session.user or None)
+        self.transport.write(encode(ErrorResponse.error(
+            "08006", "canceling authentication due to timeout", severity="FATAL"
+        )))  # fmt: skip
+        self.transport.close()
+        self.closed = True
+        self.readable.set()
 
     def data_received(self, data: bytes) -> None:
         if self.session is None or self.transport is None or self.closed:
@@ -85,6 +120,11 @@ class _Connection(asyncio.Protocol):
             self.transport.pause_reading()  # backpressure while a query runs
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.auth_timer is not None:
+            self.auth_timer.cancel()
+            self.auth_timer = None
+        if self.session is not None:
+            log_event("disconnect", session=self.pid, user=self.session.user or None)
         self.closed = True
         self.readable.set()
         self.writable.set()
@@ -101,12 +141,11 @@ class _Connection(asyncio.Protocol):
         if self.running is None or self.interrupted:
             return
         self.interrupted = reason
+        self.stopped.set()
         call, token = self.running
         try:
-            if call.kind is CallKind.CATALOG:
-                interrupt = getattr(token.sandbox, "interrupt", None)
-                if interrupt is not None:
-                    interrupt()
+            if call.kind in (CallKind.CATALOG, CallKind.CATALOG_DESCRIBE):
+                token.interrupt_sandbox()
             else:
                 self.server.handler.cancel(token)
         except Exception:
@@ -133,9 +172,10 @@ class _Connection(asyncio.Protocol):
                     continue
                 if session.phase is Phase.READY and self.pid not in server.sessions:
                     server.sessions[self.pid] = self  # from now on reachable by CancelRequest
-                data = session.data_to_send()
-                if data:
-                    self.transport.write(data)
+                    if self.auth_timer is not None:
+                        self.auth_timer.cancel()
+                        self.auth_timer = None
+                await self.write_out(session)
                 if action is NEED_DATA:
                     self.transport.resume_reading()
                     await self.writable.wait()
@@ -150,6 +190,44 @@ class _Connection(asyncio.Protocol):
             server.sessions.pop(self.pid, None)
             self.transport.close()
 
+    async def wait_for_slot(self) -> bool:
+        """Take one of the ``max_concurrent_queries`` slots; False (and no slot) if the call
+        is cancelled or times out while it waits."""
+        semaphore = self.server.semaphore
+        if self.interrupted:
+            return False
+        acquire = asyncio.ensure_future(semaphore.acquire())
+        stop = asyncio.ensure_future(self.stopped.wait())
+        try:
+            await asyncio.wait({acquire, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not acquire.done():
+                acquire.cancel()
+        if acquire.done() and not acquire.cancelled():
+            if not self.interrupted:
+                return True
+            semaphore.release()  # got the slot just as the call was cancelled
+        return False
+
+    async def write_out(self, session: Session) -> None:
+        """Write what the session queued, chunk by chunk, waiting while the client is slow."""
+        assert self.transport is not None
+        try:
+            for chunk in session.chunks_to_send():
+                if self.closed:
+                    return
+                self.transport.write(chunk)
+                if not self.writable.is_set():  # the client reads slower: wait for it
+                    await self.writable.wait()
+        except Exception:  # a later batch of an answer failed to encode: end the session
+            logger.exception("cannot send the answer of session %d", self.pid)
+            self.transport.write(encode(ErrorResponse.error(
+                "XX000", "internal error while sending the result", severity="FATAL"
+            )))  # fmt: skip
+            self.transport.close()
+            self.closed = True
+
     async def call(self, call: HandlerCall) -> CallOutcome:
         server = self.server
         if server.stopping:
@@ -159,26 +237,39 @@ class _Connection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         token = CallToken()
         self.running, self.interrupted = (call, token), None
+        self.stopped.clear()
         limit = server.config.limits.query_timeout_seconds
         timeouts = [t for t in (limit, call.timeout) if t]
         timer = loop.call_later(min(timeouts), self.interrupt, "timeout") if timeouts else None
+        session = self.session
+        request = Request(user=session.user if session else None, role=call.role,
+                          session=self.pid, protocol="postgres")  # fmt: skip
+        started = time.monotonic()
+        outcome = CallOutcome()
         try:
-            async with server.semaphore:
-                if self.interrupted:  # cancelled or timed out while queued
-                    error = ParadiseError("canceling statement", sqlstate="57014")
-                    return CallOutcome(error=error, interrupted=self.interrupted)
-                work = loop.run_in_executor(
-                    server.executor, perform_call, call, server.handler, token
-                )
+            if not await self.wait_for_slot():  # cancelled or timed out while queued
+                error = ParadiseError("canceling statement", sqlstate="57014")
+                outcome = CallOutcome(error=error, interrupted=self.interrupted)
+                return outcome
+            try:
+                work = loop.run_in_executor(server.executor, _perform, call, server.handler,
+                                            token, request, server.config.limits)  # fmt: skip
                 try:
                     # shield: a cancelled task must not orphan the thread's result silently
-                    return CallOutcome(value=await asyncio.shield(work))
+                    outcome = CallOutcome(value=await asyncio.shield(work))
                 except Exception as exc:
-                    return CallOutcome(error=exc, interrupted=self.interrupted)
+                    outcome = CallOutcome(error=exc, interrupted=self.interrupted)
+                return outcome
+            finally:
+                server.semaphore.release()
         finally:
             if timer is not None:
                 timer.cancel()
             self.running = None
+            if isinstance(outcome.value, HandlerResult) and request.rows is None:
+                request.rows = len(outcome.value.rows)
+            log_statement(request, started=started, error=outcome.error,
+                          interrupted=outcome.interrupted, kind=call.kind.value)  # fmt: skip
 
     async def start_tls(self) -> None:
         assert self.session is not None and self.transport is not None
@@ -198,6 +289,18 @@ class _Connection(asyncio.Protocol):
         assert isinstance(new, asyncio.Transport)
         self.transport = new
         self.session.tls_started()
+
+
+def _perform(
+    call: HandlerCall, handler: QueryHandler, token: CallToken, request: Request, limits: Limits
+) -> object:
+    """:func:`perform_call` as ``request``, with the answer bounded while it streams in."""
+    megabytes = limits.max_result_megabytes
+    with bind_request(request), result_limits(
+        max_rows=limits.max_result_rows,
+        max_bytes=megabytes * (1 << 20) if megabytes is not None else None,
+    ):
+        return perform_call(call, handler, token)
 
 
 class PgServer:

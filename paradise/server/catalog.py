@@ -1,202 +1,187 @@
-"""Answer catalog queries (psql ``\\dt``, ``information_schema``, driver metadata) safely.
+"""Answer catalog queries (psql ``\\d``, pgJDBC metadata, SQLAlchemy reflection) safely.
 
-A catalog query never reaches the real database. It runs in a throw-away
-in-memory DuckDB *sandbox* that holds one **empty** table per table the role may
-see, with only the visible columns; DuckDB's ``pg_catalog`` and
-``information_schema`` views then describe exactly that. The sandbox has file
-and network access disabled and its configuration locked, so a query such as
-``SELECT * FROM pg_class, read_csv('/etc/passwd')`` fails. Without a handler that
-lists its visible schema (:class:`~paradise.server.handler.SchemaProvider`),
-catalog queries are refused.
+A catalog query never reaches the real database. It is checked and translated by
+:mod:`.catalog_grammar` (a closed grammar over the emulated ``pg_catalog`` and
+``information_schema`` relations) and runs in the login's sandbox
+(:mod:`.catalog_sandbox`), whose rows describe only the tables and columns the role's
+policy lets it see. Bind parameters are bound as literals into the parsed query.
+Without a handler that lists its visible schema
+(:class:`~paradise.server.handler.SchemaProvider`), catalog queries are refused.
+
+Example:
+    >>> from paradise.server.handler import ColumnSpec
+    >>> class Tables:
+    ...     def visible_tables(self, *, role):
+    ...         return {"adult": (ColumnSpec("age", "INTEGER"), ColumnSpec("sex", "VARCHAR"))}
+    >>> ctx = CatalogContext(user="ana")
+    >>> q = "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute a " \\
+    ...     "JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = $1 ORDER BY attnum"
+    >>> answer_catalog_query(q, role="analyst", handler=Tables(), params=["adult"],
+    ...                      context=ctx).rows
+    [('age', 'integer'), ('sex', 'character varying')]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import duckdb
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot import TokenType, exp
 
-from paradise.errors import QuerySyntaxError, UnsupportedQueryError
-from paradise.server.handler import ColumnSpec, HandlerResult, SchemaProvider
-from paradise.server.types import pg_type
-
-__all__ = ["answer_catalog_query"]
-
-_SANDBOX_CONFIG: dict[str, str | bool | int | float | list[str]] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "threads": 1,
-    "memory_limit": "128MB",
-    "lock_configuration": True,
-}
-_MACROS = (
-    "CREATE MACRO pg_get_userbyid(x) AS 'paradise'",
-    "CREATE MACRO pg_encoding_to_char(x) AS 'UTF8'",
-    "CREATE MACRO pg_get_indexdef(x) AS NULL",
+from paradise.errors import ParadiseError, UnsupportedQueryError
+from paradise.params import bind_params
+from paradise.params import literal as literal_value
+from paradise.parse import parse_query
+from paradise.rewrite.wrap_answer import pg_output_names
+from paradise.server.catalog_grammar import (
+    SANDBOX_SCHEMAS,
+    CatalogContext,
+    translate,
+    unwrap_schema_calls,
 )
+from paradise.server.catalog_relations import RELATIONS, pg_type_oid
+from paradise.server.catalog_rows import CatalogSnapshot
+from paradise.server.catalog_sandbox import sandbox_for
+from paradise.server.handler import (
+    ColumnSpec,
+    HandlerResult,
+    SchemaProvider,
+    StatementDescription,
+)
+from paradise.server.param_types import infer_param_types, pg_column_names
+from paradise.server.statements import tokenize
+
+__all__ = [
+    "CatalogContext",
+    "StatementDescription",
+    "answer_catalog_query",
+    "describe_catalog_query",
+]
+
 _HINT = "the proxy lists only the tables and columns your role may query"
 
-_EXTRA_SCHEMA = "paradise_pg"
-# PostgreSQL catalog relations psql (\d, \d+) and pgJDBC read that DuckDB's pg_catalog
-# lacks or lacks columns of. Each is a view over DuckDB's relation with constant extra
-# columns, or an empty table: nothing here can describe more than the sandbox holds.
-_NOT_EXTRA = (
-    "relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace "
-    f"WHERE nspname = '{_EXTRA_SCHEMA}')"
-)
-_EXTRA_RELATIONS: dict[str, str] = {
-    "pg_class": "SELECT * REPLACE (CAST(NULL AS VARCHAR[]) AS reloptions, 'd' AS relreplident), "
-    f"false AS relforcerowsecurity FROM pg_catalog.pg_class WHERE {_NOT_EXTRA}",
-    "pg_namespace": f"SELECT * FROM pg_catalog.pg_namespace WHERE nspname <> '{_EXTRA_SCHEMA}'",
-    # DuckDB's atttypid is its own type id; clients join it to pg_type by PostgreSQL oid
-    "pg_attribute": "SELECT a.* REPLACE (coalesce(t.typoid, 25) AS atttypid, 'p' AS attstorage) "
-    "FROM pg_catalog.pg_attribute a LEFT JOIN (SELECT c.oid AS relid, m.attname, m.typoid "
-    f"FROM {_EXTRA_SCHEMA}.column_types m JOIN pg_catalog.pg_class c ON c.relname = m.relname "
-    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public') t "
-    "ON a.attrelid = t.relid AND a.attname = t.attname",
-    "pg_inherits": "inhrelid BIGINT, inhparent BIGINT, inhseqno INTEGER, inhdetachpending BOOLEAN",
-    "pg_policy": "oid BIGINT, polname VARCHAR, polrelid BIGINT, polcmd VARCHAR, "
-    "polpermissive BOOLEAN, polroles BIGINT[], polqual VARCHAR, polwithcheck VARCHAR",
-    "pg_statistic_ext": "oid BIGINT, stxrelid BIGINT, stxname VARCHAR, stxnamespace BIGINT, "
-    "stxowner BIGINT, stxstattarget INTEGER, stxkeys SMALLINT[], stxkind VARCHAR[]",
-    "pg_publication": "oid BIGINT, pubname VARCHAR, pubowner BIGINT, puballtables BOOLEAN, "
-    "pubinsert BOOLEAN, pubupdate BOOLEAN, pubdelete BOOLEAN, pubtruncate BOOLEAN, "
-    "pubviaroot BOOLEAN",
-    "pg_publication_rel": "oid BIGINT, prpubid BIGINT, prrelid BIGINT, prqual VARCHAR, "
-    "prattrs SMALLINT[]",
-    "pg_publication_namespace": "oid BIGINT, pnpubid BIGINT, pnnspid BIGINT",
-    "pg_trigger": "oid BIGINT, tgrelid BIGINT, tgparentid BIGINT, tgname VARCHAR, "
-    "tgfoid BIGINT, tgtype SMALLINT, tgenabled VARCHAR, tgisinternal BOOLEAN",
-    "pg_rewrite": "oid BIGINT, rulename VARCHAR, ev_class BIGINT, ev_type VARCHAR, "
-    "ev_enabled VARCHAR, is_instead BOOLEAN",
-    "pg_partitioned_table": "partrelid BIGINT, partstrat VARCHAR, partnatts SMALLINT",
-    "pg_foreign_table": "ftrelid BIGINT, ftserver BIGINT, ftoptions VARCHAR[]",
-    "pg_roles": "oid BIGINT, rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, "
-    "rolcreaterole BOOLEAN, rolcreatedb BOOLEAN, rolcanlogin BOOLEAN",
-}
-_EXTRA_MACROS = (
-    "CREATE MACRO pg_get_expr(x, y) AS NULL, (x, y, z) AS NULL",
-    # over PostgreSQL type oids (see pg_attribute above), PostgreSQL's spelling
-    "CREATE MACRO format_type(t, m) AS (SELECT CASE typname WHEN 'int8' THEN 'bigint' "
-    "WHEN 'int4' THEN 'integer' WHEN 'int2' THEN 'smallint' WHEN 'float8' "
-    "THEN 'double precision' WHEN 'float4' THEN 'real' WHEN 'varchar' THEN 'character varying' "
-    "WHEN 'bool' THEN 'boolean' WHEN 'timestamptz' THEN 'timestamp with time zone' "
-    "ELSE typname END FROM pg_catalog.pg_type WHERE oid = t)",
-    "CREATE MACRO pg_get_constraintdef(x) AS NULL, (x, y) AS NULL",
-    "CREATE MACRO pg_get_statisticsobjdef_columns(x) AS NULL",
-    "CREATE MACRO pg_get_partkeydef(x) AS NULL",
-    "CREATE MACRO pg_get_partition_constraintdef(x) AS NULL",
-    "CREATE MACRO pg_tablespace_location(x) AS NULL",
-    "CREATE MACRO pg_relation_is_publishable(x) AS false",
-    "CREATE MACRO array_upper(x, d) AS len(x)",
-)
-# casts to PostgreSQL's object-identifier types, which DuckDB does not have
-_REG_LOOKUP = {
-    "regclass": ("pg_class", "relname"),
-    "regtype": ("pg_type", "typname"),
-    "regnamespace": ("pg_namespace", "nspname"),
-    "regproc": ("pg_proc", "proname"),
-}
-_REG_TYPES = frozenset(("regtype", "regclass", "regproc", "regprocedure", "regnamespace",
-                        "regrole", "regoper", "regconfig"))  # fmt: skip
+
+_OID_ARRAY_TYPES = frozenset(("oid", "regclass", "regtype", "regproc", "regprocedure",
+                              "regnamespace", "regrole", "xid", "cid"))  # fmt: skip
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def _spell_array_casts(sql: str) -> str:
+    """``x::oid[]`` -> ``x::int8[]`` (sqlglot reads ``oid[]`` as a subscript), found by tokens."""
+    tokens = tokenize(sql)
+    edits: list[tuple[int, int, str]] = []
+    for i in range(len(tokens) - 3):
+        cast, name, left, right = tokens[i : i + 4]
+        if (cast.token_type == TokenType.DCOLON and name.text.lower() in _OID_ARRAY_TYPES
+                and left.token_type == TokenType.L_BRACKET
+                and right.token_type == TokenType.R_BRACKET):  # fmt: skip
+            edits.append((name.start, name.end + 1, "int8"))
+    for start, end, text in reversed(edits):
+        sql = sql[:start] + text + sql[end:]
+    return sql
 
 
-def _object_id(value: exp.Expr, kind: str) -> exp.Expr:
-    """``'adult'::regclass`` -> the oid looked up by name; ``oid::regclass`` -> text."""
-    if not (isinstance(value, exp.Literal) and value.is_string):
-        return exp.cast(value, exp.DataType.build("VARCHAR"))
-    lookup = _REG_LOOKUP.get(kind)
-    if lookup is None:
-        return exp.cast(exp.null(), exp.DataType.build("BIGINT"))
-    relation, column = lookup
-    name = value.name.rpartition(".")[2].strip('"')
-    query = exp.select("oid").from_(exp.table_(relation, db="pg_catalog"))
-    return exp.Subquery(this=query.where(exp.column(column).eq(exp.Literal.string(name))))
+def _bind(tree: exp.Query, params: list[object | None]) -> exp.Query:
+    """Bind ``$n`` as literals; array parameters (``= any($1::oid[])``) as ARRAY[...]."""
+    arrays = {i: v for i, v in enumerate(params) if isinstance(v, list)}
+    if not arrays:
+        return bind_params(tree, params)
+    token = secrets.token_hex(8)
+    marker = [f"paradise_array_{token}_{i}" if i in arrays else v for i, v in enumerate(params)]
+    bound = bind_params(tree, marker)
+    for literal in list(bound.find_all(exp.Literal)):
+        if literal.is_string and literal.this.startswith(f"paradise_array_{token}_"):
+            index = int(literal.this.rpartition("_")[2])
+            if marker[index] == literal.this:
+                items = [literal_value(v) for v in arrays[index]]
+                literal.replace(exp.Array(expressions=items))
+    return bound
 
 
-def _adapt(tree: exp.Expr) -> tuple[exp.Expr, set[str]]:
-    """Rewrite PostgreSQL-only catalog syntax psql uses into what DuckDB understands.
-
-    Returns the tree and the names of the extended catalog relations it reads.
-    """
-    extras: set[str] = set()
-    for node in list(tree.find_all(exp.Operator)):
-        rhs = node.expression.this if isinstance(node.expression, exp.Collate) else node.expression
-        operator = str(node.args.get("operator", "")).replace("pg_catalog.", "")
-        if operator in ("~", "~*"):
-            flags = [exp.Literal.string("i")] if operator == "~*" else []
-            node.replace(
-                exp.RegexpLike(this=node.this, expression=rhs, flag=flags[0] if flags else None)
-            )
-        else:
-            raise UnsupportedQueryError(f"operator {operator} is not supported in catalog queries")
-    for collate in list(tree.find_all(exp.Collate)):
-        collate.replace(collate.this)
-    for dot in list(tree.find_all(exp.Dot)):  # pg_catalog.f(x) -> f(x)
-        if isinstance(dot.this, exp.Identifier) and dot.this.name.lower() == "pg_catalog":
-            dot.replace(dot.expression)
-    for cast in list(tree.find_all(exp.Cast)):
-        kind = cast.to.sql("postgres").lower().rpartition(".")[2]
-        if kind in _REG_TYPES:
-            cast.replace(_object_id(cast.this, kind))
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    for table in list(tree.find_all(exp.Table)):  # the extended catalog relations
-        if isinstance(table.this, exp.Func) and table.db.lower() == "pg_catalog":
-            table.set("db", None)  # pg_catalog.generate_series(...) in FROM
-            continue
-        name = table.name.lower()
-        if name in _EXTRA_RELATIONS and name not in ctes and table.db.lower() in ("", "pg_catalog"):
-            table.set("db", exp.to_identifier(_EXTRA_SCHEMA))
-            table.set("catalog", None)
-            extras.add(name)
-    return tree, extras
+def _parse(sql: str) -> exp.Query:
+    return parse_query(_spell_array_casts(sql), "postgres")
 
 
-def _sandbox(
-    tables: dict[str, tuple[ColumnSpec, ...]], extras: set[str]
-) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(config=_SANDBOX_CONFIG)
-    con.execute("CREATE SCHEMA public")
-    for statement in _MACROS:
-        con.execute(statement)
-    for table, columns in tables.items():
-        specs = []
-        for col in columns:
-            try:
-                con.execute(f"SELECT CAST(NULL AS {col.type_name})")
-                type_name = col.type_name
-            except duckdb.Error:
-                type_name = "VARCHAR"
-            specs.append(f"{_quote(col.name)} {type_name}")
-        con.execute(f"CREATE TABLE public.{_quote(table)} ({', '.join(specs) or 'x INTEGER'})")
-    con.execute(f"CREATE SCHEMA {_EXTRA_SCHEMA}")  # after the tables: their oids stay stable
-    if "pg_attribute" in extras:
-        con.execute(
-            f"CREATE TABLE {_EXTRA_SCHEMA}.column_types (relname VARCHAR, attname VARCHAR, "
-            "typoid BIGINT)"
+def _snapshot(handler: object, role: str, user: str) -> CatalogSnapshot:
+    if not isinstance(handler, SchemaProvider):
+        raise UnsupportedQueryError(
+            "catalog queries are not available through this proxy", hint=_HINT
         )
-        rows = [(t, c.name, pg_type(c.type_name).oid) for t, cols in tables.items() for c in cols]
-        if rows:
-            con.executemany(f"INSERT INTO {_EXTRA_SCHEMA}.column_types VALUES (?, ?, ?)", rows)
-    for name, definition in _EXTRA_RELATIONS.items():
-        if name not in extras:
-            continue
-        if definition.startswith("SELECT"):
-            con.execute(f"CREATE VIEW {_EXTRA_SCHEMA}.{name} AS {definition}")
-        else:
-            con.execute(f"CREATE TABLE {_EXTRA_SCHEMA}.{name} ({definition})")
-    for statement in _EXTRA_MACROS:
-        con.execute(statement)
-    con.execute("SET search_path = 'public'")
-    return con
+    return CatalogSnapshot.build(user, dict(handler.visible_tables(role=role)))
+
+
+_SESSION_NAMES: dict[type[exp.Expr], str] = {
+    exp.CurrentVersion: "version", exp.CurrentUser: "current_user",
+    exp.SessionUser: "session_user", exp.CurrentSchema: "current_schema",
+    exp.CurrentDatabase: "current_database", exp.CurrentCatalog: "current_catalog",
+    exp.CurrentSchemas: "current_schemas",
+}  # fmt: skip
+"""PostgreSQL's column names for session functions (sqlglot names them differently)."""
+
+
+_CATALOG_TYPES = {"BIGINT[]": "OID[]", "VARCHAR[]": "TEXT[]"}
+"""Catalog arrays as PostgreSQL's catalogs type them (asyncpg decodes oid[] and text[] itself)."""
+_CATALOG_PARAM_TYPES = {1016: 1028}  # int8[] (how oid[] is spelled for sqlglot) -> oid[]
+
+
+def _output_names(tree: exp.Query) -> list[str] | None:
+    """PostgreSQL's names for the output columns; ``None`` when a ``*`` expands."""
+    first = tree
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    if not isinstance(first, exp.Select):
+        return None
+    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+           for p in first.expressions):  # fmt: skip
+        return None
+    unwrapped = unwrap_schema_calls(tree.copy())
+    assert isinstance(unwrapped, exp.Query)
+    names = pg_column_names(first, pg_output_names(unwrapped))
+    for i, projection in enumerate(first.expressions):
+        special = _SESSION_NAMES.get(type(projection))
+        if special is not None and i < len(names):
+            names[i] = special
+    return names
+
+
+def _run(
+    tree: exp.Query,
+    snapshot: CatalogSnapshot,
+    context: CatalogContext,
+    on_connection: Callable[[Any], None] | None,
+    *,
+    describe_only: bool = False,
+    cancelled: Callable[[], bool] | None = None,
+) -> HandlerResult:
+    names = _output_names(tree)
+    translated = translate(tree, context)
+    if describe_only:
+        translated = exp.select(exp.Star()).from_(translated.subquery("q")).limit(0)
+    duck_sql = translated.sql("duckdb")
+    cursor = sandbox_for(snapshot).cursor()
+    try:
+        if on_connection is not None:
+            on_connection(cursor)
+        result = cursor.execute(duck_sql)
+        description = result.description or []
+        rows = result.fetchall()
+        if cancelled is not None and cancelled():  # interrupted before DuckDB started
+            raise UnsupportedQueryError("canceling statement", sqlstate="57014")
+    except duckdb.Error as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UnsupportedQueryError(
+            f"catalog query not supported by the proxy: {first_line[:300]}", hint=_HINT
+        ) from exc
+    finally:
+        cursor.close()
+    if names is None or len(names) != len(description):
+        names = [d[0] for d in description]
+    columns = tuple(
+        ColumnSpec(n, _CATALOG_TYPES.get(str(d[1]), str(d[1])))
+        for n, d in zip(names, description, strict=True)
+    )
+    return HandlerResult(columns, rows, (), f"SELECT {len(rows)}")
 
 
 def answer_catalog_query(
@@ -204,46 +189,78 @@ def answer_catalog_query(
     *,
     role: str,
     handler: object,
-    on_connection: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    params: Sequence[object | None] | None = None,
+    context: CatalogContext | None = None,
+    on_connection: Callable[[Any], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> HandlerResult:
-    """Run a catalog query against a sandbox that holds only what ``role`` may see.
+    """Run a catalog query against the sandbox that holds only what ``role`` may see.
 
     Args:
-        sql: one statement that mentions ``pg_catalog``, ``information_schema`` or a
-            ``pg_*`` relation.
+        sql: one SELECT reading ``pg_catalog`` / ``information_schema`` relations.
         role: the login's policy role.
         handler: the query handler; it must implement ``visible_tables(role=...)``.
-        on_connection: called with the sandbox connection so the caller can interrupt it.
+        params: values of ``$1``, ``$2``, ... (bound as literals).
+        context: the session's user, settings and pid (what ``current_user``,
+            ``current_setting`` and ``pg_backend_pid`` answer).
+        on_connection: called with the sandbox cursor so the caller can interrupt it.
+        cancelled: tells whether the caller interrupted the query (checked once it ran).
 
     Raises:
-        UnsupportedQueryError: the handler lists no schema, or the sandbox cannot answer.
+        UnsupportedQueryError: outside the catalog grammar, or the handler lists no schema.
         QuerySyntaxError: the statement does not parse.
     """
-    if not isinstance(handler, SchemaProvider):
-        raise UnsupportedQueryError(
-            "catalog queries are not available through this proxy", hint=_HINT
-        )
+    context = context or CatalogContext(user="paradise")
+    snapshot = _snapshot(handler, role, context.user)
+    tree = _parse(sql)
+    if params:
+        tree = _bind(tree, list(params))
+    return _run(tree, snapshot, context, on_connection, cancelled=cancelled)
+
+
+def describe_catalog_query(
+    sql: str,
+    *,
+    role: str,
+    handler: object,
+    param_oids: Sequence[int] = (),
+    context: CatalogContext | None = None,
+    on_connection: Callable[[Any], None] | None = None,
+) -> StatementDescription:
+    """Parameter types and result columns of a catalog query, without its rows."""
+    context = context or CatalogContext(user="paradise")
+    snapshot = _snapshot(handler, role, context.user)
+    tree = _parse(sql)
+    inferred = tuple(
+        _CATALOG_PARAM_TYPES.get(oid, oid)
+        for oid in infer_param_types(tree, _catalog_column_type(tree), len(param_oids))
+    )
+    oids = tuple(given or found for given, found in zip(param_oids, inferred, strict=True))
     try:
-        tree = sqlglot.parse_one(sql, read="postgres")
-    except ParseError as exc:
-        raise QuerySyntaxError("catalog query does not parse") from exc
-    if not isinstance(tree, exp.Query):
-        raise UnsupportedQueryError("only SELECT is allowed on the catalog", hint=_HINT)
-    adapted, extras = _adapt(tree)
-    duck_sql = adapted.sql("duckdb")
-    con = _sandbox(dict(handler.visible_tables(role=role)), extras)
-    try:
-        if on_connection is not None:
-            on_connection(con)
-        cursor = con.execute(duck_sql)
-        description = cursor.description or []
-        rows = cursor.fetchall()
-    except duckdb.Error as exc:
-        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UnsupportedQueryError(
-            f"catalog query not supported by the proxy: {first_line}", hint=_HINT
-        ) from exc
-    finally:
-        con.close()
-    columns = tuple(ColumnSpec(d[0], str(d[1])) for d in description)
-    return HandlerResult(columns, rows, (), f"SELECT {len(rows)}")
+        result = _run(tree, snapshot, context, on_connection, describe_only=True)
+    except ParadiseError:
+        raise
+    return StatementDescription(oids, result.columns)
+
+
+def _catalog_column_type(tree: exp.Expr) -> Callable[[exp.Column], int | None]:
+    """Column -> PostgreSQL type oid, from the emulated relations the query reads."""
+    by_alias: dict[str, dict[str, int]] = {}
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        key = ((table.db or "pg_catalog").lower(), table.name.lower())
+        if key[0] not in SANDBOX_SCHEMAS or key not in RELATIONS:
+            continue
+        columns = {c: pg_type_oid(t) for c, t in RELATIONS[key]}
+        by_alias[table.alias_or_name.lower()] = columns
+
+    def column_type(col: exp.Column) -> int | None:
+        if col.table:
+            return by_alias.get(col.table.lower(), {}).get(col.name)
+        for columns in by_alias.values():
+            if col.name in columns:
+                return columns[col.name]
+        return None
+
+    return column_type

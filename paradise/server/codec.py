@@ -45,6 +45,7 @@ CANCEL_REQUEST_CODE = 80877102
 _I32 = struct.Struct("!i")
 _U32 = struct.Struct("!I")
 _I16 = struct.Struct("!h")
+_I8 = struct.Struct("!b")
 _II = struct.Struct("!ii")
 _HEADER = struct.Struct("!cI")
 _NULL_LEN = _I32.pack(-1)
@@ -345,6 +346,7 @@ _FIXED: dict[type, bytes] = {
     m.CloseComplete: _frame(b"3", b""),
     m.NoData: _frame(b"n", b""),
     m.PortalSuspended: _frame(b"s", b""),
+    m.CopyDone: _frame(b"c", b""),
 }
 
 _ENCODERS: dict[type, Callable[[Any], bytes]] = {
@@ -367,6 +369,13 @@ _ENCODERS: dict[type, Callable[[Any], bytes]] = {
     m.RowDescription: _row_description,
     m.DataRow: lambda x: encode_data_row(x.values),
     m.CommandComplete: lambda x: _frame(b"C", _cstr(x.tag)),
+    m.CopyOutResponse: lambda x: _frame(
+        b"H",
+        _I8.pack(x.format)
+        + _I16.pack(len(x.column_formats))
+        + b"".join(_I16.pack(f) for f in x.column_formats),
+    ),
+    m.CopyData: lambda x: _frame(b"d", x.data),
     m.ParameterDescription: lambda x: _frame(
         b"t", _I16.pack(len(x.type_oids)) + b"".join(_U32.pack(o) for o in x.type_oids)
     ),

@@ -1,4 +1,9 @@
-"""Server configuration for ``paradise serve``, read from TOML with the standard library.
+"""Server configuration for ``paradise serve``: TOML, validated with pydantic.
+
+The document is checked against pydantic models (types, ranges, unknown keys) and
+then for what depends on several keys (a user's auth methods and the secrets they
+need); every problem is one line ``file:line: key.path: problem``, like the
+policies' errors, and the result is the frozen :class:`ServerConfig`.
 
 Example:
     >>> cfg = parse_config({
@@ -9,16 +14,31 @@ Example:
     >>> ana = cfg.users["ana"]
     >>> cfg.listen, ana.role, ana.auth_methods, cfg.limits.query_timeout_seconds
     ((('127.0.0.1', 6543),), 'analyst', ('scram-sha-256',), 5.0)
+    >>> parse_config({"limits": {"backend_connections": 0}}, source="p.toml")
+    Traceback (most recent call last):
+    ...
+    paradise.server.config.ConfigError: p.toml: limits.backend_connections: expected a positive ...
 """
 
 from __future__ import annotations
 
+import re
 import ssl
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+)
 
 from paradise.errors import ParadiseError
 from paradise.server.auth import (
@@ -31,6 +51,7 @@ from paradise.server.workers import MAX_WORKERS
 
 __all__ = [
     "AUTH_METHODS",
+    "LOG_LEVELS",
     "ConfigError",
     "Limits",
     "ServerConfig",
@@ -43,10 +64,12 @@ __all__ = [
 
 AUTH_METHODS = ("scram-sha-256", "md5", "password", "mysql-native")
 """Login methods; ``mysql-native`` is used only by the MySQL listener (``mysql_listen``)."""
+LOG_LEVELS = ("debug", "info", "warning", "error")
+"""Values of ``[log] level`` and ``paradise serve --log-level``."""
 
 
 class ConfigError(ParadiseError, ValueError):
-    """The server configuration is invalid; the message names the file and key."""
+    """The server configuration is invalid; the message names the file, line and key."""
 
     sqlstate = "F0000"
     prefix = "config error"
@@ -76,9 +99,15 @@ class Limits:
     max_concurrent_queries: int = 8
     query_timeout_seconds: float | None = 60.0
     max_result_rows: int | None = 1_000_000
+    max_result_megabytes: int | None = 512
+    """The memory bound of one answer, enforced while it streams in from the database."""
     max_connections: int = 256
     max_message_bytes: int = 64 * 1024 * 1024
     shutdown_grace_seconds: float = 10.0
+    backend_connections: int = 4
+    """Query sessions each worker keeps open at most to a PostgreSQL/MariaDB backend."""
+    authentication_timeout_seconds: float = 60.0
+    """A connection that has not authenticated after this long is closed (PostgreSQL: 60 s)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,163 +125,270 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits)
     workers: int = 1
     """Server processes sharing the listen addresses (see :mod:`paradise.server.workers`)."""
+    log_level: str = "warning"
+    access_log: str = "stderr"
+    """Where the JSON-lines access log goes: ``stderr``, ``off`` or a file path."""
 
     @property
     def tls_enabled(self) -> bool:
         return self.tls_cert is not None
 
 
-def _fail(source: str, key: str, problem: str) -> ConfigError:
-    return ConfigError(f"{source}: {key}: {problem}")
+# --- the document's shape (pydantic) -------------------------------------------------------
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-def _address(text: object, source: str, key: str = "listen") -> tuple[str, int]:
-    if not isinstance(text, str) or ":" not in text:
-        raise _fail(source, key, f"expected 'host:port', got {text!r}")
-    host, _, port = text.rpartition(":")
-    host = host.strip("[]")
+class _User(_Section):
+    role: str = Field(min_length=1)
+    password: str | None = None
+    md5_password: str | None = None
+    mysql_native_password: str | None = None
+    auth_methods: list[Literal["scram-sha-256", "md5", "password", "mysql-native"]] = Field(
+        default=["scram-sha-256"], min_length=1
+    )
+
+    @field_validator("password")
+    @classmethod
+    def _scram(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ScramVerifier.parse(value)
+            except ValueError:
+                raise ValueError("expected a SCRAM-SHA-256 verifier (paradise user add)") from None
+        return value
+
+    @field_validator("md5_password")
+    @classmethod
+    def _md5(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"md5[0-9a-fA-F]{32}", value):
+            raise ValueError("expected 'md5' + 32 hex digits")
+        return value
+
+    @field_validator("mysql_native_password")
+    @classmethod
+    def _native(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\*[0-9a-fA-F]{40}", value):
+            raise ValueError("expected '*' + 40 hex digits")
+        return value
+
+
+class _Limits(_Section):
+    max_concurrent_queries: PositiveInt = 8
+    query_timeout_seconds: PositiveFloat | None = 60.0
+    max_result_rows: PositiveInt | None = 1_000_000
+    max_result_megabytes: PositiveInt | None = 512
+    max_connections: PositiveInt = 256
+    max_message_bytes: PositiveInt = 64 * 1024 * 1024
+    shutdown_grace_seconds: PositiveFloat = 10.0
+    backend_connections: PositiveInt = Field(default=4, le=1000)
+    authentication_timeout_seconds: PositiveFloat = 60.0
+
+
+class _Tls(_Section):
+    cert: str | None = None
+    key: str | None = None
+    required: bool = False
+
+
+class _Log(_Section):
+    level: Literal["debug", "info", "warning", "error"] = "warning"
+    access: str = Field(default="stderr", min_length=1)
+
+
+class _Document(_Section):
+    listen: str | list[str] = "127.0.0.1:6543"
+    mysql_listen: str | list[str] = []
+    tls: _Tls = _Tls()
+    backend: str | None = None
+    policies: str | None = None
+    users: dict[str, _User] = {}
+    limits: _Limits = _Limits()
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS)
+    log: _Log = _Log()
+
+
+# --- errors, located -----------------------------------------------------------------------
+def _problem(error: Mapping[str, Any]) -> str:
+    kind, value = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        name = str(error["loc"][-1])
+        note = ""
+        if len(error["loc"]) > 1 and name in _Document.model_fields:
+            note = (
+                f"; {name} belongs at the top of the file, before the first [users...] table "
+                "(TOML puts every key after a table header into that table)"
+            )
+        return f"unknown keys [{name!r}]{note}"
+    if kind == "missing":
+        return "required" + (" (a policy role)" if error["loc"][-1:] == ("role",) else "")
+    if kind in ("greater_than", "greater_than_equal") or (
+        kind in ("int_type", "float_type") and isinstance(value, int | float)
+    ):
+        if error["loc"] and error["loc"][0] == "workers":
+            return f"expected an integer from 1 to {MAX_WORKERS}, got {value!r}"
+        return f"expected a positive number, got {value!r}"
+    if kind == "less_than_equal" and error["loc"] and error["loc"][0] == "workers":
+        return f"expected an integer from 1 to {MAX_WORKERS}, got {value!r}"
+    if kind == "literal_error" and error["loc"] and error["loc"][-2:-1] == ("auth_methods",):
+        return f"choose from {list(AUTH_METHODS)}, got {[value]}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    message = message[:1].lower() + message[1:]
+    return message if kind.startswith("value_error") else f"{message}, got {value!r}"
+
+
+def _key(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc if not isinstance(p, int) and not str(p).startswith("list[")]
+    parts = [p for p in parts if p not in ("str", "function-after[_scram(), str]")]
+    return ".".join(parts) or "(top level)"
+
+
+def _fail(source: str, key: str, problem: str, text: str | None = None) -> ConfigError:
+    line = toml_line(text, key) if text else None
+    where = f"{source}:{line}" if line else source
+    return ConfigError(f"{where}: {key}: {problem}")
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*(?P<name>[^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_ASSIGN = re.compile(r"^\s*(?P<key>(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')"
+                     r"(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+def _dotted_parts(text: str) -> list[str]:
+    return [p.strip().strip("\"'") for p in re.findall(r"\"[^\"]*\"|'[^']*'|[^.]+", text)]
+
+
+def toml_line(text: str, key: str) -> int | None:
+    r"""The 1-based line of TOML ``text`` that sets ``key`` (``a.b.c``), or of its table.
+
+    >>> toml_line('listen = "x"\n[users."ana"]\nrole = "r"\n', "users.ana.role")
+    3
+    >>> toml_line('[limits]\nmax_connections = 0\n', "limits.backend_connections")
+    1
+    """
+    wanted = key.split(".")
+    best: tuple[int, int] | None = None  # (matched parts, line)
+    table: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header is not None:
+            table = _dotted_parts(header["name"])
+            path = table
+        else:
+            assign = _ASSIGN.match(line)
+            if assign is None:
+                continue
+            path = table + _dotted_parts(assign["key"])
+        matched = 0
+        for a, b in zip(path, wanted, strict=False):
+            if a != b:
+                break
+            matched += 1
+        if matched == len(path) and (best is None or matched > best[0]):
+            best = (matched, number)
+    return best[1] if best else None
+
+
+# --- building the configuration ------------------------------------------------------------
+def _address(text: str, source: str, key: str, doc: str | None) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise _fail(source, key, f"expected 'host:port', got {text!r}", doc)
     if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise _fail(source, key, f"invalid port in {text!r}")
-    return host, int(port)
+        raise _fail(source, key, f"invalid port in {text!r}", doc)
+    return host.strip("[]"), int(port)
 
 
-def _addresses(raw: object, source: str, key: str) -> tuple[tuple[str, int], ...]:
+def _addresses(
+    raw: str | list[str], source: str, key: str, doc: str | None
+) -> tuple[tuple[str, int], ...]:
     items = [raw] if isinstance(raw, str) else raw
-    if not isinstance(items, list | tuple):
-        raise _fail(source, key, f"expected 'host:port' or a list of them, got {raw!r}")
-    return tuple(_address(x, source, key) for x in items)
+    return tuple(_address(x, source, key, doc) for x in items)
 
 
-def _user(name: str, raw: object, source: str) -> UserConfig:
+def _user(name: str, raw: _User, source: str, doc: str | None) -> UserConfig:
     key = f"users.{name}"
-    if not isinstance(raw, Mapping):
-        raise _fail(source, key, "expected a table")
-    unknown = set(raw) - {
-        "password",
-        "md5_password",
-        "mysql_native_password",
-        "role",
-        "auth_methods",
-    }
-    if unknown:
-        raise _fail(source, key, f"unknown keys {sorted(unknown)}")
-    role = raw.get("role")
-    if not isinstance(role, str) or not role:
-        raise _fail(source, f"{key}.role", "a policy role is required")
-    methods = tuple(raw.get("auth_methods", ("scram-sha-256",)))
-    bad = [m for m in methods if m not in AUTH_METHODS]
-    if bad or not methods:
-        raise _fail(source, f"{key}.auth_methods", f"choose from {list(AUTH_METHODS)}, got {bad}")
-    scram = None
-    if "password" in raw:
-        try:
-            scram = ScramVerifier.parse(str(raw["password"]))
-        except ValueError:
-            raise _fail(
-                source, f"{key}.password", "expected a SCRAM-SHA-256 verifier (paradise user add)"
-            ) from None
-    md5_hash = raw.get("md5_password")
-    if md5_hash is not None and not (
-        isinstance(md5_hash, str) and md5_hash.startswith("md5") and len(md5_hash) == 35
-    ):
-        raise _fail(source, f"{key}.md5_password", "expected 'md5' + 32 hex digits")
+    methods = tuple(raw.auth_methods)
+    scram = ScramVerifier.parse(raw.password) if raw.password is not None else None
     if ("scram-sha-256" in methods or "password" in methods) and scram is None:
-        raise _fail(source, f"{key}.password", "required for scram-sha-256 and password auth")
-    if "md5" in methods and md5_hash is None:
-        raise _fail(source, f"{key}.md5_password", "required for md5 auth")
-    native = raw.get("mysql_native_password")
-    if native is not None and not (
-        isinstance(native, str)
-        and len(native) == 41
-        and native.startswith("*")
-        and all(c in "0123456789abcdefABCDEF" for c in native[1:])
-    ):
-        raise _fail(source, f"{key}.mysql_native_password", "expected '*' + 40 hex digits")
+        raise _fail(source, f"{key}.password", "required for scram-sha-256 and password auth",
+                    doc)  # fmt: skip
+    if "md5" in methods and raw.md5_password is None:
+        raise _fail(source, f"{key}.md5_password", "required for md5 auth", doc)
+    native = raw.mysql_native_password
     if "mysql-native" in methods and native is None:
-        raise _fail(source, f"{key}.mysql_native_password", "required for mysql-native auth")
-    return UserConfig(name, role, scram, md5_hash, methods, native.upper() if native else None)
-
-
-def _limits(raw: object, source: str) -> Limits:
-    if not isinstance(raw, Mapping):
-        raise _fail(source, "limits", "expected a table")
-    defaults = Limits()
-    values: dict[str, Any] = {}
-    for name in Limits.__dataclass_fields__:
-        if name not in raw:
-            continue
-        value = raw[name]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise _fail(source, f"limits.{name}", f"expected a positive number, got {value!r}")
-        default = getattr(defaults, name)
-        values[name] = float(value) if isinstance(default, float) else int(value)
-    unknown = set(raw) - set(Limits.__dataclass_fields__)
-    if unknown:
-        raise _fail(source, "limits", f"unknown keys {sorted(unknown)}")
-    return Limits(**values)
+        raise _fail(source, f"{key}.mysql_native_password", "required for mysql-native auth",
+                    doc)  # fmt: skip
+    return UserConfig(name, raw.role, scram, raw.md5_password, methods,
+                      native.upper() if native else None)  # fmt: skip
 
 
 def parse_config(
-    data: Mapping[str, Any], *, base_dir: Path | None = None, source: str = "<config>"
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
+    source: str = "<config>",
+    text: str | None = None,
 ) -> ServerConfig:
-    """Validate a parsed TOML document; relative paths are resolved against ``base_dir``."""
-    unknown = set(data) - {
-        "listen",
-        "mysql_listen",
-        "tls",
-        "backend",
-        "policies",
-        "users",
-        "limits",
-        "workers",
-    }
-    if unknown:
-        raise _fail(source, "(top level)", f"unknown keys {sorted(unknown)}")
+    """Validate a parsed TOML document; relative paths are resolved against ``base_dir``.
+
+    ``text`` (the document's source) lets errors name the line.
+    """
+    try:
+        doc = _Document.model_validate(dict(data))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise _fail(source, _key(error["loc"]), _problem(error), text) from None
     base = base_dir or Path.cwd()
-    listen = _addresses(data.get("listen", "127.0.0.1:6543"), source, "listen")
-    mysql_listen = _addresses(data.get("mysql_listen", []), source, "mysql_listen")
-    tls = data.get("tls", {})
-    if not isinstance(tls, Mapping) or set(tls) - {"cert", "key", "required"}:
-        raise _fail(source, "tls", "expected a table with cert, key and optionally required")
-    if ("cert" in tls) != ("key" in tls):
-        raise _fail(source, "tls", "cert and key must be given together")
-    cert = base / tls["cert"] if "cert" in tls else None
-    key = base / tls["key"] if "key" in tls else None
-    users_raw = data.get("users", {})
-    if not isinstance(users_raw, Mapping):
-        raise _fail(source, "users", "expected a table of users")
-    users = {name: _user(name, raw, source) for name, raw in users_raw.items()}
-    policies = data.get("policies")
-    workers = data.get("workers", 1)
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
-        raise _fail(
-            source, "workers", f"expected an integer from 1 to {MAX_WORKERS}, got {workers!r}"
-        )
+    if (doc.tls.cert is None) != (doc.tls.key is None):
+        raise _fail(source, "tls", "cert and key must be given together", text)
     return ServerConfig(
-        listen=listen,
-        mysql_listen=mysql_listen,
-        tls_cert=cert,
-        tls_key=key,
-        tls_required=bool(tls.get("required", False)),
-        backend=data.get("backend"),
-        policies=base / policies if policies else None,
-        users=users,
-        limits=_limits(data.get("limits", {}), source),
-        workers=workers,
+        listen=_addresses(doc.listen, source, "listen", text),
+        mysql_listen=_addresses(doc.mysql_listen, source, "mysql_listen", text),
+        tls_cert=base / doc.tls.cert if doc.tls.cert else None,
+        tls_key=base / doc.tls.key if doc.tls.key else None,
+        tls_required=doc.tls.required,
+        backend=_backend(doc.backend, base),
+        policies=base / doc.policies if doc.policies else None,
+        users={name: _user(name, raw, source, text) for name, raw in doc.users.items()},
+        limits=Limits(**doc.limits.model_dump()),
+        workers=doc.workers,
+        log_level=doc.log.level,
+        access_log=doc.log.access,
     )
+
+
+def _backend(raw: str | None, base: Path) -> str | None:
+    """The backend URL; a relative DuckDB path is taken from the config file's directory.
+
+    >>> _backend("data/a.duckdb", Path("/etc/paradise")), _backend(":memory:", Path("/"))
+    ('/etc/paradise/data/a.duckdb', ':memory:')
+    >>> _backend("duckdb:///a.duckdb", Path("/srv"))
+    '/srv/a.duckdb'
+    """
+    if raw is None:
+        return None
+    from paradise.backends import duckdb_path
+
+    path = duckdb_path(raw)
+    if path is None or path == ":memory:" or Path(path).is_absolute():
+        return raw
+    return str(base / path)
 
 
 def load_config(path: str | Path) -> ServerConfig:
     """Read and validate a TOML server configuration file."""
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text: {exc.reason}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
-    return parse_config(data, base_dir=path.parent, source=str(path))
+    return parse_config(data, base_dir=path.parent, source=str(path), text=text)
 
 
 def make_ssl_context(config: ServerConfig) -> ssl.SSLContext | None:

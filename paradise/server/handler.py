@@ -19,7 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["ColumnSpec", "HandlerResult", "QueryHandler", "SchemaProvider"]
+__all__ = [
+    "ColumnSpec",
+    "HandlerResult",
+    "QueryHandler",
+    "SchemaProvider",
+    "StatementDescription",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,17 @@ class HandlerResult:
     command_tag: str = "SELECT 0"
 
 
+@dataclass(frozen=True, slots=True)
+class StatementDescription:
+    """What a statement Describe answers: each parameter's type oid, and the result columns.
+
+    ``columns`` is ``None`` when the statement returns no rows (NoData).
+    """
+
+    param_oids: tuple[int, ...]
+    columns: tuple[ColumnSpec, ...] | None
+
+
 class QueryHandler(Protocol):
     """What the server needs from the pipeline.
 
@@ -69,12 +86,16 @@ class QueryHandler(Protocol):
         ``params``). ``token`` identifies this call for :meth:`cancel`."""
         ...
 
-    def describe(self, sql: str, *, role: str) -> tuple[ColumnSpec, ...] | None:
-        """Result columns of a statement without running it, or ``None`` if unknown.
+    def describe(
+        self, sql: str, *, role: str, param_oids: Sequence[int] = ()
+    ) -> StatementDescription | tuple[ColumnSpec, ...] | None:
+        """Parameter types and result columns of a statement without running it.
 
-        With ``None`` the server runs the statement when a client describes a portal
-        (the result is kept for the Execute that follows) and answers NoData when a
-        client describes a statement with parameters.
+        ``param_oids`` are the types the client declared (0: unspecified); the answer
+        fills in the unspecified ones. A bare tuple gives only the columns; with
+        ``None`` the server runs the statement when a client describes a portal (the
+        result is kept for the Execute that follows) and answers NoData when a client
+        describes a statement with parameters.
         """
         ...
 

@@ -32,6 +32,9 @@ from paradise.server.statements import Statement
 
 __all__ = [
     "SERVER_VERSION",
+    "SERVER_VERSION_NUM",
+    "VERSION_STRING",
+    "default_settings",
     "UndefinedParameter",
     "SessionParameters",
     "evaluate_local_select",
@@ -40,8 +43,13 @@ __all__ = [
     "run_show",
 ]
 
-SERVER_VERSION = "16.0"
-VERSION_STRING = f"PostgreSQL {SERVER_VERSION} (paradise privacy proxy)"
+SERVER_VERSION = "16.4"
+SERVER_VERSION_NUM = "160004"
+VERSION_STRING = (
+    f"PostgreSQL {SERVER_VERSION} (paradise privacy proxy) on x86_64-pc-linux-gnu, "
+    "compiled by paradise, 64-bit"
+)
+"""What ``version()`` answers: PostgreSQL's shape, so SQLAlchemy, pandas and pgJDBC parse it."""
 
 
 class UndefinedParameter(QueryRejected):
@@ -62,7 +70,7 @@ class ReadOnlyParameter(QueryRejected):
 # canonical name -> (default, reported to the client with ParameterStatus, read-only)
 _DEFAULTS: dict[str, tuple[str, bool, bool]] = {
     "server_version": (SERVER_VERSION, True, True),
-    "server_version_num": ("160000", False, True),
+    "server_version_num": (SERVER_VERSION_NUM, False, True),
     "server_encoding": ("UTF8", True, True),
     "client_encoding": ("UTF8", True, False),
     "DateStyle": ("ISO, MDY", True, False),
@@ -142,6 +150,11 @@ def _timeout_ms(value: str) -> float:
         raise QueryRejected(
             f'invalid value for parameter "statement_timeout": "{value}"', sqlstate="22023"
         ) from None
+
+
+def default_settings() -> list[tuple[str, str]]:
+    """(name, default value) of every run-time parameter the proxy knows (for ``pg_settings``)."""
+    return sorted(((n, d) for n, (d, _, _) in _DEFAULTS.items()), key=lambda kv: kv[0].lower())
 
 
 class SessionParameters:
@@ -314,6 +327,14 @@ def _local_value(node: exp.Expression, params: SessionParameters, pid: int) -> t
         return pid, "INTEGER"
     if name == "pg_is_in_recovery":
         return False, "BOOLEAN"
+    if name == "pg_advisory_unlock_all":  # no session holds advisory locks here
+        return None, "TEXT"
+    if name == "set_config" and len(node.expressions) == 3:  # asyncpg: set_config('jit', ...)
+        setting, value, _is_local = node.expressions
+        if not (setting.is_string and value.is_string):
+            raise LookupError(node.sql())
+        params.set(setting.name, value.name)
+        return params.show(setting.name), "TEXT"
     if name in ("inet_server_addr", "inet_server_port"):
         return None, "TEXT"
     if name == "current_setting" and node.expressions and node.expressions[0].is_string:

@@ -31,7 +31,10 @@ __all__ = [
     "Close",
     "CloseComplete",
     "CommandComplete",
+    "CopyData",
+    "CopyDone",
     "CopyFrontendMessage",
+    "CopyOutResponse",
     "DataRow",
     "Describe",
     "EmptyQueryResponse",
@@ -337,6 +340,24 @@ class PortalSuspended:
 
 
 @dataclass(frozen=True, slots=True)
+class CopyOutResponse:
+    """Start of ``COPY ... TO STDOUT``: overall format (0 text, 1 binary), one per column."""
+
+    format: int
+    column_formats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CopyData:
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CopyDone:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class ParameterDescription:
     type_oids: tuple[int, ...]
 
@@ -391,6 +412,9 @@ class NoticeResponse:
 
 BackendMessage = (
     SSLResponse
+    | CopyOutResponse
+    | CopyData
+    | CopyDone
     | AuthenticationOk
     | AuthenticationCleartextPassword
     | AuthenticationMD5Password

@@ -1,19 +1,25 @@
-"""MySQL wire-protocol listener: mysql-mimic sessions in front of the same query handler.
+"""MySQL wire-protocol listener: mysql-mimic speaks the protocol, paradise routes every statement.
 
 `mysql-mimic <https://github.com/kelsin/mysql-mimic>`_ speaks the protocol (handshake,
-``mysql_native_password``, COM_QUERY, prepared statements, result sets). This module only
-adapts it, in the same shape as the PostgreSQL side:
+``mysql_native_password``, COM_QUERY, prepared statements, result sets). It evaluates
+nothing here: none of its middlewares (static ``SELECT``s, ``SHOW``, ``information_schema``,
+all answered by sqlglot's Python executor) is used, and its prepared-statement handlers,
+which paste parameter values into the statement's text, are replaced. Instead:
 
 * **logins** are paradise's users: a user may log in here only if its ``auth_methods``
   include ``mysql-native`` and it has a ``mysql_native_password`` hash (``paradise user add
   --auth mysql-native``); everyone else gets "Access denied". Its role is its policy role.
-* **statements** are parsed in the MySQL dialect by mysql-mimic only to route them: session
-  commands (``SET``, ``USE``, ``BEGIN``/``COMMIT``, ``SHOW VARIABLES``, ``SELECT @@version``)
-  are answered in the proxy; ``SHOW TABLES``/``DESCRIBE``/``information_schema`` from the
-  role's *visible* schema; everything else goes, as the client's original text, to the
+* **statements** are parsed in the MySQL dialect and routed by
+  :func:`~paradise.server.mysql_route.route`: session commands and table-less ``SELECT``s
+  from allowlists (:mod:`~paradise.server.mysql_local`), ``SHOW``/``DESCRIBE``/
+  ``information_schema`` from the role's visible schema in a closed grammar
+  (:mod:`~paradise.server.mysql_show`, :mod:`~paradise.server.mysql_catalog`); every other
+  query goes, as the client's original text (and its parameters as a separate list), to the
   handler (:class:`~paradise.server.pipeline_handler.PipelineHandler` with
-  ``read_dialect="mysql"``), which checks, rewrites, runs and verifies it. A batch of more
-  than one statement is refused before anything runs.
+  ``read_dialect="mysql"``), which checks, rewrites, runs and verifies it; anything else is
+  refused. A batch of more than one statement is refused before anything runs.
+* **prepared statements** (``COM_STMT_PREPARE``/``EXECUTE``) bind their parameters through
+  paradise (:mod:`~paradise.server.mysql_commands`), never into the text.
 * **annotations** become MySQL notes: the result's warning count tells the client, and
   ``SHOW WARNINGS`` lists them (Level ``Note``, Code 1003), as MySQL does for EXPLAIN notes.
 * **errors** carry a MySQL error number chosen from paradise's SQLSTATE
@@ -42,7 +48,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mysql_mimic import (
-    ColumnType,
     IdentityProvider,
     MysqlServer,
     NativePasswordAuthPlugin,
@@ -57,13 +62,20 @@ from mysql_mimic.constants import KillKind
 from mysql_mimic.control import LocalControl, TooManyConnections
 from mysql_mimic.errors import MysqlError, get_sqlstate
 from mysql_mimic.results import AllowedResult
-from mysql_mimic.session import Query
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
+from paradise.params import bind_params
+from paradise.parse import parse_statements
 from paradise.server.config import ConfigError, ServerConfig, UserConfig, make_ssl_context
-from paradise.server.handler import HandlerResult, QueryHandler, SchemaProvider
+from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, SchemaProvider
+from paradise.server.mysql_catalog import DATABASE, INFORMATION_SCHEMA, Catalog
+from paradise.server.mysql_commands import count_placeholders, install
+from paradise.server.mysql_local import VERSION, SessionState, answer_select, run_set
+from paradise.server.mysql_route import Route, answer_catalog_query, route
+from paradise.server.mysql_show import answer_show
+from paradise.server.mysql_types import column_type
 from paradise.server.workers import WorkerSlot
 
 __all__ = ["MYSQL_ERROR_CODES", "MysqlListener", "column_type", "mysql_error_code"]
@@ -80,39 +92,15 @@ MYSQL_ERROR_CODES: Mapping[str, int] = {
     "54000": 1104,  # ER_TOO_BIG_SELECT (max_result_rows)
     "28000": 1045,  # ER_ACCESS_DENIED_ERROR
     "08004": 1040,  # ER_CON_COUNT_ERROR
+    "42000": 1235,  # ER_NOT_SUPPORTED_YET (SQLSTATE 42000): not on a listener allowlist
+    "3D000": 1049,  # ER_BAD_DB_ERROR
 }
 """paradise SQLSTATE -> MySQL error number; anything else is 1105 (ER_UNKNOWN_ERROR)."""
-
-DATABASE = "paradise"
-"""The one database the MySQL listener shows (``SHOW TABLES``, ``information_schema``)."""
 
 NOTE_CODE = 1003
 """The code of the ``Note`` rows ``SHOW WARNINGS`` lists for paradise's annotations."""
 
-_TYPES: tuple[tuple[str, ColumnType], ...] = (
-    ("TINYINT", ColumnType.TINY),
-    ("BOOL", ColumnType.TINY),
-    ("SMALLINT", ColumnType.SHORT),
-    ("BIGINT", ColumnType.LONGLONG),
-    ("HUGEINT", ColumnType.NEWDECIMAL),
-    ("INT", ColumnType.LONG),
-    ("DECIMAL", ColumnType.NEWDECIMAL),
-    ("NUMERIC", ColumnType.NEWDECIMAL),
-    ("DOUBLE", ColumnType.DOUBLE),
-    ("FLOAT", ColumnType.FLOAT),
-    ("REAL", ColumnType.FLOAT),
-    ("TIMESTAMP", ColumnType.DATETIME),
-    ("DATE", ColumnType.DATE),
-    ("TIME", ColumnType.TIME),
-)
-
-
-def column_type(type_name: str) -> ColumnType:
-    """The MySQL column type for a DuckDB/PostgreSQL type name (text for anything unknown)."""
-    name = type_name.upper()
-    if name.endswith("[]") or name.startswith(("STRUCT", "MAP", "LIST", "UNION")):
-        return ColumnType.VAR_STRING
-    return next((t for prefix, t in _TYPES if name.startswith(prefix)), ColumnType.VAR_STRING)
+_EMPTY = ResultSet(rows=[], columns=[])
 
 
 def mysql_error_code(sqlstate: str) -> int:
@@ -202,31 +190,34 @@ class _Control(LocalControl):
 
 
 class _MysqlSession(Session):
-    """One MySQL connection: routes each statement; only the handler sees the data."""
+    """One MySQL connection: routes each statement itself; only the handler sees the data.
+
+    mysql-mimic's middleware chain is emptied and its evaluating hooks refuse, so nothing the
+    client sends reaches sqlglot's executor; :meth:`handle_query` is the one entry point.
+    """
 
     def __init__(self, listener: MysqlListener) -> None:
         super().__init__()
         self.listener = listener
-        self.notes: tuple[str, ...] = ()
+        self.middlewares = []  # mysql-mimic's own routing (and its Python evaluation) is off
+        self.state = SessionState(user="", connection_id=0)
         self.warning_count = 0  # reported in the EOF/OK packet that ends the next result
-        self.variables.set("version_comment", "paradise privacy proxy", force=True)
-        self.middlewares = [
-            self._set_var_middleware,  # SET_VAR hints; CONNECTION_ID(), VERSION() ... as values
-            self._set_middleware,  # session variables stay in the proxy
-            self._constant_middleware,  # SELECT @@version_comment, SELECT 1 (no FROM)
-            self._use_middleware,
-            self._kill_middleware,
-            self._show_middleware,  # SHOW TABLES/COLUMNS from the visible schema; WARNINGS
-            self._describe_middleware,
-            self._begin_middleware,
-            self._commit_middleware,
-            self._rollback_middleware,
-            self._info_schema_middleware,  # information_schema: the visible schema only
-        ]
+        self.variables.set("version", VERSION, force=True)  # the handshake's server version
+
+    @property  # type: ignore[override]
+    def database(self) -> str | None:
+        return self.state.database
+
+    @database.setter
+    def database(self, name: str | None) -> None:
+        if hasattr(self, "state"):
+            self.state.database = name
 
     async def init(self, connection: Any) -> None:
         await super().init(connection)
-        self.database = self.database or DATABASE
+        self.state.user = self.username or ""
+        self.state.connection_id = connection.connection_id
+        self.state.database = self.state.database or DATABASE
         connection.error = _error_packet  # paradise's SQLSTATE in every ERR packet
         end_of_result = connection.ok_or_eof
 
@@ -236,6 +227,7 @@ class _MysqlSession(Session):
             return end_of_result(**kwargs)
 
         connection.ok_or_eof = ok_or_eof
+        install(connection, self.prepare, self.execute)
 
     @property
     def role(self) -> str:
@@ -245,81 +237,111 @@ class _MysqlSession(Session):
         return user.role
 
     async def handle_query(self, sql: str, attrs: dict[str, str]) -> AllowedResult:
-        self.warning_count = 0
+        return await self.execute(sql, None)
+
+    async def prepare(self, sql: str) -> int:
+        """COM_STMT_PREPARE: parse (errors now, as MySQL reports them) and count the ``?``s."""
+        statement = self._statement(sql)
         try:
-            expressions = self._parse(sql)
+            route(statement, self.state.database)
+        except ParadiseError as exc:
+            raise _as_mysql_error(exc) from None
+        return count_placeholders(statement)
+
+    async def execute(self, sql: str, params: list[Any] | None) -> ResultSet:
+        """Route and answer one statement; ``params`` are bound by paradise, never as text."""
+        self.warning_count = 0
+        statement = self._statement(sql)
+        if not (isinstance(statement, exp.Show) and statement.name.upper() == "WARNINGS"):
+            self.state.notes = ()
+        try:
+            kind = route(statement, self.state.database)
+            if kind is Route.PIPELINE:
+                return await self._pipeline(sql, params)
+            if params:
+                bind_params(statement, params)  # type: ignore[arg-type]
+            return await self._local(kind, statement)
+        except ParadiseError as exc:
+            raise _as_mysql_error(exc) from None
+        except MysqlError:
+            raise
+        except RecursionError:
+            raise _as_mysql_error(QuerySyntaxError("the statement is nested too deeply")) from None
+        except Exception as exc:  # never echo an unexpected error's text (it may hold data)
+            logger.error("statement failed with %s", type(exc).__name__, exc_info=exc)
+            raise MysqlError(
+                "internal error while running the statement; the server log has details",
+                _Code(1105, "XX000"),
+            ) from None
+
+    def _statement(self, sql: str) -> exp.Expr:
+        try:
+            statements = parse_statements(sql, "mysql")
         except (ParseError, TokenError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else "cannot parse the statement"
             raise _as_mysql_error(QuerySyntaxError(first[:200])) from None
-        if len(expressions) > 1:
+        except RecursionError:
+            raise _as_mysql_error(QuerySyntaxError("the statement is nested too deeply")) from None
+        if len(statements) > 1:
             raise _as_mysql_error(UnsupportedQueryError(
                 "multi-statement batches are not supported through the paradise proxy",
                 hint="send one statement at a time",
             ))  # fmt: skip
-        if not expressions:
+        if not statements:
             raise MysqlError("Query was empty", 1065)
-        expression = expressions[0]
-        if not (isinstance(expression, exp.Show) and expression.name.upper() == "WARNINGS"):
-            self.notes = ()
-        query = Query(expression, sql, attrs, self.middlewares, self.query)
-        return await query.start()
+        return statements[0]
+
+    async def _local(self, kind: Route, statement: exp.Expr) -> ResultSet:
+        """The listener's own answers (allowlists and the role's catalog); no database."""
+        if kind is Route.SET:
+            run_set(statement, self.state)  # type: ignore[arg-type]
+            for name in ("character_set_client", "character_set_results"):
+                if self.state.settings.get(name):  # a UTF-8 set (checked); a client that
+                    self.variables.set(name, "utf8mb4")  # logged in with latin1 switches
+        elif kind is Route.USE:
+            await self.use(statement.this.name)
+        elif kind is Route.KILL:
+            await self._kill(statement)
+        elif kind is Route.SHOW:
+            return answer_show(statement, await self._catalog(), self.state)
+        elif kind is Route.LOCAL_SELECT:
+            return answer_select(statement, self.state)
+        elif kind is Route.CATALOG:
+            return answer_catalog_query(statement, await self._catalog(), self.state)
+        return _EMPTY  # TRANSACTION: nothing to do on a read-only proxy
 
     async def use(self, database: str) -> None:
-        if database.lower() not in (DATABASE, "information_schema"):
-            raise MysqlError(f"Unknown database '{database}'", 1049)
-        self.database = database
+        if database.lower() not in (DATABASE, INFORMATION_SCHEMA):
+            raise MysqlError(f"Unknown database '{database}'", _Code(1049, "3D000"))
+        self.state.database = database.lower()
 
-    async def _constant_middleware(self, q: Query) -> AllowedResult:
-        """A SELECT of constants (no FROM, no subquery) is evaluated by mysql-mimic."""
-        expression = q.expression
-        if isinstance(expression, exp.Select) and not any(
-            node is not expression and isinstance(node, exp.Query | exp.Table)
-            for node in expression.walk()
-        ):
-            return await self._static_query_middleware(q)
-        return await q.next()
-
-    async def _kill_middleware(self, q: Query) -> AllowedResult:
-        if not isinstance(q.expression, exp.Kill):
-            return await q.next()
-        kind = KillKind[q.expression.text("kind").upper() or "CONNECTION"]
-        target = q.expression.this.name
+    async def _kill(self, statement: exp.Expr) -> None:
+        kind = KillKind[statement.text("kind").upper() or "CONNECTION"]
+        target = statement.this.name
         if not target.isdigit():
             raise MysqlError(f"Unknown thread id: {target}", 1094)
         await self.listener.kill(self.username, int(target), kind)
-        return [], []
 
-    def _show_warnings(self, show: exp.Show) -> AllowedResult:
-        rows = [
-            ("Warning" if note.startswith("warning") else "Note", NOTE_CODE, note)
-            for note in self.notes
-        ]
-        return rows, ["Level", "Code", "Message"]
-
-    async def schema(self) -> dict[str, dict[str, dict[str, str]]]:
+    async def _catalog(self) -> Catalog:
         """The role's visible tables and columns (for SHOW, DESCRIBE, information_schema)."""
-        handler = self.listener.handler
-        if not isinstance(handler, SchemaProvider):
-            return {}
-        tables = handler.visible_tables(role=self.role)
-        visible = {t: {c.name: c.type_name for c in cols} for t, cols in tables.items()}
-        return {DATABASE: visible}
+        return Catalog(await self.listener.visible_tables(self.role))
 
-    async def query(self, expression: exp.Expression, sql: str, attrs: dict[str, str]) -> Any:
-        try:
-            result = await self.listener.run(sql, self.role)
-        except ParadiseError as exc:
-            raise _as_mysql_error(exc) from None
-        except Exception as exc:  # never echo an unexpected error's text (it may hold data)
-            logger.error("query handler raised %s", type(exc).__name__, exc_info=exc)
-            raise MysqlError(
-                "internal error while running the query; the server log has details",
-                _Code(1105, "XX000"),
-            ) from None
-        self.notes = result.notices
+    async def _pipeline(self, sql: str, params: Sequence[Any] | None) -> ResultSet:
+        result = await self.listener.run(sql, self.role, params)
+        self.state.notes = result.notices
         self.warning_count = len(result.notices)
         columns = [ResultColumn(c.name, column_type(c.type_name)) for c in result.columns]
         return ResultSet(rows=result.rows, columns=columns)
+
+    # mysql-mimic's evaluating hooks: unreachable with the chain above emptied, refused anyway.
+    async def _static_query_middleware(self, q: Any) -> AllowedResult:
+        raise MysqlError("not served", 1235)
+
+    async def _query_info_schema(self, expression: exp.Expression) -> AllowedResult:
+        raise MysqlError("not served", 1235)
+
+    async def schema(self) -> dict[str, Any]:
+        return {}
 
 
 class _DropClientErrors(logging.Filter):
@@ -395,8 +417,19 @@ class MysqlListener:
             self.worker.relay.listen(asyncio.get_running_loop(), mysql_kill=self._relayed_kill)
         logger.info("paradise serve (MySQL protocol) listening on %s", self.config.mysql_listen)
 
-    async def run(self, sql: str, role: str) -> HandlerResult:
-        """Run one statement through the handler in a worker thread, bounded and timed."""
+    async def visible_tables(self, role: str) -> Mapping[str, tuple[ColumnSpec, ...]]:
+        """The handler's visible schema for ``role`` (none without a SchemaProvider)."""
+        if not isinstance(self.handler, SchemaProvider):
+            return {}
+        loop = asyncio.get_running_loop()
+        call = functools.partial(self.handler.visible_tables, role=role)
+        return await loop.run_in_executor(self.executor, call)
+
+    async def run(self, sql: str, role: str, params: Sequence[Any] | None = None) -> HandlerResult:
+        """Run one statement through the handler in a worker thread, bounded and timed.
+
+        ``params`` (a prepared statement's values) go to the handler as a list, which binds
+        them into the parsed query; they never become part of ``sql``."""
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.config.limits.max_concurrent_queries)
         loop = asyncio.get_running_loop()
@@ -404,7 +437,14 @@ class MysqlListener:
         timeout = self.config.limits.query_timeout_seconds
         async with self._semaphore:
             work = loop.run_in_executor(
-                self.executor, functools.partial(self.handler.run, sql, role=role, token=token)
+                self.executor,
+                functools.partial(
+                    self.handler.run,
+                    sql,
+                    role=role,
+                    params=list(params) if params is not None else None,
+                    token=token,
+                ),
             )
             try:
                 result = await asyncio.wait_for(asyncio.shield(work), timeout)

@@ -14,11 +14,20 @@ Example:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+
+from sqlglot import exp
 
 from paradise.backends.cancel import query_token
+from paradise.backends.request import CURRENT_REQUEST
+from paradise.parse import parse_query
 from paradise.processor import Processor
-from paradise.server.handler import ColumnSpec, HandlerResult
+from paradise.rewrite.wrap_answer import pg_output_names
+from paradise.server.handler import ColumnSpec, HandlerResult, StatementDescription
+from paradise.server.param_types import infer_param_types, pg_column_names
+from paradise.server.types import pg_type
 
 __all__ = ["PipelineHandler"]
 
@@ -57,9 +66,14 @@ class PipelineHandler:
                 params=list(params) if params else None,
                 read_dialect=self.read_dialect,
             )
+        request = CURRENT_REQUEST.get()
+        if request is not None:  # for the access log: which tables, how many rows
+            request.tables = tuple(t.table for t in result.annotations.tables)
+            request.rows = len(result)
+        names = _unbound_names(sql, self.read_dialect, len(result.columns)) if params else None
         columns = tuple(
             ColumnSpec(name, type_name)
-            for name, type_name in zip(result.columns, result.types, strict=True)
+            for name, type_name in zip(names or result.columns, result.types, strict=True)
         )
         return HandlerResult(
             columns=columns,
@@ -68,9 +82,30 @@ class PipelineHandler:
             command_tag=f"SELECT {len(result)}",
         )
 
-    def describe(self, sql: str, *, role: str) -> tuple[ColumnSpec, ...] | None:
-        """Unknown without running (types come from the database); the server runs it."""
-        return None
+    def describe(
+        self, sql: str, *, role: str, param_oids: Sequence[int] = ()
+    ) -> StatementDescription | None:
+        """Parameter types (from where each ``$n`` stands) and result columns (the rewritten
+        query under ``LIMIT 0``); ``None`` for answers whose types only the rows tell."""
+        ctx = self.processor.context(role, read_dialect=self.read_dialect)
+        tree = parse_query(sql, ctx.read_dialect or ctx.dialect)
+        schema = {
+            table: {c.name: c.type_name for c in columns}
+            for table, columns in self.visible_tables(role=role).items()
+        }
+        inferred = infer_param_types(tree, _schema_column_type(tree, schema), len(param_oids))
+        oids = tuple(given or found for given, found in zip(param_oids, inferred, strict=True))
+        described = self.processor.describe(
+            sql, role=role, params=[_sample(oid) for oid in oids] if oids else None,
+            read_dialect=self.read_dialect,
+        )  # fmt: skip
+        if described is None:
+            return None
+        names, types = described
+        if oids:
+            names = _unbound_names(sql, self.read_dialect, len(names)) or names
+        columns = tuple(ColumnSpec(n, t) for n, t in zip(names, types, strict=True))
+        return StatementDescription(oids, columns)
 
     def cancel(self, token: object) -> None:
         backend = self.processor.backend
@@ -88,3 +123,51 @@ class PipelineHandler:
                 continue
             tables[name] = tuple(ColumnSpec(c, t) for c, t in ctx.visible_schema(name).items())
         return tables
+
+
+def _unbound_names(sql: str, dialect: str | None, width: int) -> tuple[str, ...] | None:
+    """PostgreSQL's output names read before parameters are bound (``$1::date`` is
+    ``date``, never the value); ``None`` where a ``*`` expands or the count differs."""
+    tree = parse_query(sql, dialect or "postgres")
+    first = tree
+    while isinstance(first, exp.SetOperation):
+        first = first.this
+    if not isinstance(first, exp.Select) or any(
+        isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+        for p in first.expressions
+    ):
+        return None
+    names = tuple(pg_column_names(first, pg_output_names(tree)))
+    return names if len(names) == width else None
+
+
+_SAMPLES: dict[int, object] = {
+    16: False, 20: 0, 21: 0, 23: 0, 26: 0, 700: 0.0, 701: 0.0, 1700: Decimal(0),
+    1082: date(2000, 1, 1), 1114: datetime(2000, 1, 1), 1184: datetime(2000, 1, 1),
+}  # fmt: skip
+
+
+def _sample(oid: int) -> object:
+    """A value of type ``oid`` to bind while describing: the answer's names and types are
+    those of the real run (where a NULL would name a column ``null``)."""
+    return _SAMPLES.get(oid, "")
+
+
+def _schema_column_type(
+    tree: exp.Expr, schema: Mapping[str, Mapping[str, str]]
+) -> Callable[[exp.Column], int | None]:
+    """Column -> PostgreSQL type oid, from the visible schema of the tables ``tree`` reads."""
+    by_alias: dict[str, Mapping[str, str]] = {}
+    for table in tree.find_all(exp.Table):
+        columns = schema.get(table.name) or schema.get(table.name.lower())
+        if columns is not None:
+            by_alias[table.alias_or_name] = columns
+
+    def column_type(col: exp.Column) -> int | None:
+        candidates = [by_alias[col.table]] if col.table in by_alias else by_alias.values()
+        for columns in candidates:
+            if col.name in columns:
+                return pg_type(columns[col.name]).oid
+        return None
+
+    return column_type

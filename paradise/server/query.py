@@ -13,17 +13,24 @@ bookkeeping (ReadyForQuery status ``I``/``T``/``E``, portals closed at transacti
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import inspect
 import logging
+import threading
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
 from paradise.server import messages as m
-from paradise.server.catalog import answer_catalog_query
+from paradise.server.catalog import answer_catalog_query, describe_catalog_query
+from paradise.server.catalog_grammar import CatalogContext
+from paradise.server.codec import encode as codec_encode
 from paradise.server.codec import encode_data_row
-from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler
+from paradise.server.copy_out import CopyOptions, encode_rows, parse_copy
+from paradise.server.cursors import move, parse_close, parse_declare, parse_fetch
+from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, StatementDescription
 from paradise.server.local import evaluate_local_select, run_reset, run_set, run_show
 from paradise.server.statements import Kind, Statement, refusal, split_statements
 from paradise.server.types import ParamDecodeError, decode_param, pg_type, text_value
@@ -38,11 +45,15 @@ __all__ = [
 
 logger = logging.getLogger("paradise.server")
 
+ROW_BATCH = 1000
+"""Rows per batch of DataRow messages; batches after the first are encoded as they are sent."""
+
 
 class CallKind(enum.Enum):
     RUN = "run"
     DESCRIBE = "describe"
     CATALOG = "catalog"
+    CATALOG_DESCRIBE = "catalog_describe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +65,8 @@ class HandlerCall:
     role: str
     params: tuple[object, ...] | None = None
     timeout: float | None = None
+    param_oids: tuple[int, ...] = ()
+    context: CatalogContext | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +84,28 @@ Flow = Generator[HandlerCall, CallOutcome, Any]
 class CallToken:
     """Identifies one handler call (passed to ``handler.run`` and ``handler.cancel``)."""
 
-    __slots__ = ("sandbox",)
+    __slots__ = ("_lock", "cancelled", "sandbox")
 
     def __init__(self) -> None:
         self.sandbox: Any = None  # the catalog sandbox connection, for interrupting it
+        self.cancelled = False
+        self._lock = threading.Lock()
 
     def attach(self, connection: Any) -> None:
-        self.sandbox = connection
+        """Called by the catalog with its sandbox cursor before it runs the query."""
+        with self._lock:
+            self.sandbox = connection
+            cancelled = self.cancelled
+        if cancelled:  # cancelled while the sandbox was being built
+            raise ParadiseError("canceling statement", sqlstate="57014")
+
+    def interrupt_sandbox(self) -> None:
+        """Interrupt the catalog query now, or as soon as its sandbox is ready."""
+        with self._lock:
+            self.cancelled = True
+            sandbox = self.sandbox
+        if sandbox is not None:
+            sandbox.interrupt()
 
 
 def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> object:
@@ -85,10 +113,26 @@ def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> 
     if call.kind is CallKind.RUN:
         return handler.run(call.sql, role=call.role, params=call.params, token=token)
     if call.kind is CallKind.DESCRIBE:
-        return handler.describe(call.sql, role=call.role)
-    return answer_catalog_query(
-        call.sql, role=call.role, handler=handler, on_connection=token.attach
-    )
+        return _describe(handler, call)
+    if call.kind is CallKind.CATALOG_DESCRIBE:
+        return describe_catalog_query(call.sql, role=call.role, handler=handler,
+                                      param_oids=call.param_oids, context=call.context,
+                                      on_connection=token.attach)  # fmt: skip
+    return answer_catalog_query(call.sql, role=call.role, handler=handler, params=call.params,
+                                context=call.context, on_connection=token.attach,
+                                cancelled=lambda: token.cancelled)  # fmt: skip
+
+
+def _describe(handler: QueryHandler, call: HandlerCall) -> StatementDescription | None:
+    """The handler's description, whichever form it answers in (see QueryHandler.describe)."""
+    method = handler.describe
+    if "param_oids" in inspect.signature(method).parameters:
+        found = method(call.sql, role=call.role, param_oids=call.param_oids)
+    else:
+        found = method(call.sql, role=call.role)
+    if found is None or isinstance(found, StatementDescription):
+        return found
+    return StatementDescription(call.param_oids, tuple(found))
 
 
 class _Failure(Exception):
@@ -131,6 +175,7 @@ class Prepared:
     name: str
     statement: Statement | None
     param_oids: tuple[int, ...]
+    described: tuple[ColumnSpec, ...] | None = None  # the RowDescription a client was sent
 
 
 @dataclass(slots=True)
@@ -142,8 +187,10 @@ class Portal:
     params: tuple[object, ...]
     formats: tuple[int, ...]
     result: HandlerResult | None = None
-    offset: int = 0
+    offset: int = 0  # rows sent; for a cursor, PostgreSQL's position (0: before the first)
     done: bool = False
+    cursor: bool = False  # declared with DECLARE
+    hold: bool = False  # WITH HOLD: outlives its transaction
 
 
 def _formats(codes: Sequence[int], count: int) -> tuple[int, ...]:
@@ -175,6 +222,23 @@ def _encode_rows(rows: Sequence[Sequence[object]], encoders: list[Callable[[Any]
         )
         for row in rows
     )
+
+
+_DESCRIBED_LOCAL = frozenset(("show",))
+
+
+@dataclass(frozen=True, slots=True)
+class CopyResult(HandlerResult):
+    """A verified answer to send as ``COPY ... TO STDOUT`` data."""
+
+    options: CopyOptions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CursorRows(HandlerResult):
+    """Rows a ``FETCH`` returns, in the cursor's declared format (``BINARY`` cursors)."""
+
+    formats: tuple[int, ...] = ()
 
 
 class QueryFlow:
@@ -218,9 +282,18 @@ class QueryFlow:
 
     # -- running one statement ----------------------------------------------------------------
 
-    def _call(self, kind: CallKind, stmt: Statement, params: tuple[object, ...] | None) -> Flow:
+    def _call(self, kind: CallKind, stmt: Statement, params: tuple[object, ...] | None,
+              param_oids: tuple[int, ...] = ()) -> Flow:  # fmt: skip
         s = self._s
-        outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout)
+        context = None
+        if kind in (CallKind.CATALOG, CallKind.CATALOG_DESCRIBE):
+            settings = {name.lower(): value for name, value in s.params.all()}
+            cursors = tuple((p.name, p.hold, bool(p.formats and p.formats[0]))
+                            for p in self.portals.values() if p.cursor)  # fmt: skip
+            context = CatalogContext(s.user, lambda name: settings.get(name.lower()), s.pid,
+                                     cursors)  # fmt: skip
+        outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout,
+                                    param_oids, context)  # fmt: skip
         if outcome.error is not None:
             raise _Failure(self._outcome_error(outcome, stmt.offset))
         return outcome.value
@@ -234,11 +307,22 @@ class QueryFlow:
             raise refusal(stmt.keyword)
         if stmt.kind is Kind.LOCAL:
             return self._local(stmt)
+        if stmt.kind is Kind.CURSOR:
+            return (yield from self._cursor(stmt, params))
+        if stmt.kind is Kind.COPY:
+            options = parse_copy(stmt)
+            inner = self._inner(options.query, options.query_offset)
+            answer = yield from self._result(inner, params)
+            return CopyResult(answer.columns, answer.rows, answer.notices,
+                              f"COPY {len(answer.rows)}", options)  # fmt: skip
         if stmt.kind is Kind.LOCAL_SELECT:
             local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
             if local is not None:
                 return local
-        kind = CallKind.CATALOG if stmt.kind is Kind.CATALOG else CallKind.RUN
+        # session functions in an expression (current_setting(...)::int / 100): the
+        # catalog's closed grammar computes them; they read no table
+        catalog = stmt.kind in (Kind.CATALOG, Kind.LOCAL_SELECT)
+        kind = CallKind.CATALOG if catalog else CallKind.RUN
         result = yield from self._call(kind, stmt, params)
         if not isinstance(result, HandlerResult):
             logger.error("query handler returned %s, not HandlerResult", type(result).__name__)
@@ -249,19 +333,112 @@ class QueryFlow:
                         "add a LIMIT or aggregate the data")  # fmt: skip
         return result
 
+    @staticmethod
+    def _inner(sql: str, offset: int) -> Statement:
+        """The query of a DECLARE or COPY, routed like a statement of its own."""
+        statements = split_statements(sql)
+        if len(statements) != 1 or statements[0].kind not in (
+            Kind.HANDLER, Kind.CATALOG, Kind.LOCAL_SELECT
+        ):
+            raise UnsupportedQueryError("a cursor or COPY reads one SELECT query",
+                                        hint="write DECLARE c CURSOR FOR SELECT ...")  # fmt: skip
+        return dataclasses.replace(statements[0], offset=statements[0].offset + offset)
+
+    def _cursor(self, stmt: Statement, params: tuple[object, ...] | None) -> Flow:
+        """DECLARE (run the query, keep its answer), FETCH / MOVE (walk it), CLOSE."""
+        keyword = stmt.keyword
+        if keyword == "declare":
+            declare = parse_declare(stmt)
+            if not declare.hold and self.tx == "I":
+                raise _fail("25P01", "DECLARE CURSOR can only be used in transaction blocks")
+            if declare.name in self.portals:
+                raise _fail("42P03", f'cursor "{declare.name}" already exists')
+            inner = self._inner(declare.query, declare.query_offset)
+            answer = yield from self._result(inner, params)
+            self._send_notices(answer)
+            self.portals[declare.name] = Portal(
+                declare.name, Prepared(declare.name, inner, ()), (),
+                (1,) if declare.binary else (), result=answer, cursor=True, hold=declare.hold,
+            )  # fmt: skip
+            return HandlerResult((), [], (), "DECLARE CURSOR")
+        if keyword == "close":
+            name = parse_close(stmt)
+            if name is None:
+                self.portals = {k: p for k, p in self.portals.items() if not p.cursor}
+                return HandlerResult((), [], (), "CLOSE CURSOR ALL")
+            if not self._cursor_portal(name):
+                raise _fail("34000", f'cursor "{name}" does not exist')
+            del self.portals[name]
+            return HandlerResult((), [], (), "CLOSE CURSOR")
+        fetch = parse_fetch(stmt)
+        portal = self._cursor_portal(fetch.name)
+        if portal is None or portal.result is None:
+            raise _fail("34000", f'cursor "{fetch.name}" does not exist')
+        rows = portal.result.rows
+        indexes, portal.offset = move(portal.offset, len(rows), fetch)
+        tag = f"{keyword.upper()} {len(indexes)}"
+        if keyword == "move":
+            return HandlerResult((), [], (), tag)
+        return CursorRows(portal.result.columns, [rows[i] for i in indexes], (), tag,
+                          portal.formats)  # fmt: skip
+
+    def _cursor_portal(self, name: str) -> Portal | None:
+        portal = self.portals.get(name)
+        return portal if portal is not None and portal.cursor else None
+
+    def _end_transaction(self, *, keep_held: bool) -> None:
+        """Portals die with their transaction; cursors WITH HOLD survive a commit."""
+        self.portals = {k: p for k, p in self.portals.items() if keep_held and p.hold}
+
+    def _send_copy(self, result: CopyResult) -> None:
+        options = result.options
+        assert options is not None
+        binary = options.format == "binary"
+        self._s.send(m.CopyOutResponse(int(binary), (int(binary),) * len(result.columns)))
+        try:
+            payloads = encode_rows(result.columns, result.rows, options)
+        except Exception as exc:
+            logger.error("cannot encode a COPY value: %s", type(exc).__name__, exc_info=exc)
+            raise _fail("22P03", "a result value does not fit its column type") from exc
+        self._s.send_raw(b"".join(codec_encode(m.CopyData(p)) for p in payloads))
+        self._s.send(m.CopyDone())
+
+    def _send_answer(self, result: HandlerResult) -> None:
+        """Rows (or COPY data) and the CommandComplete of a simple-protocol statement."""
+        if isinstance(result, CopyResult):
+            self._send_copy(result)
+        else:
+            codes = result.formats if isinstance(result, CursorRows) else ()
+            self._send_result(result, codes, describe=True)
+        self._s.send(m.CommandComplete(result.command_tag))
+
+    @staticmethod
+    def _described_columns(prepared: Prepared, result: HandlerResult) -> Sequence[ColumnSpec]:
+        """The columns the client was told of (it decodes by them), checked against the answer."""
+        described = prepared.described
+        if described is None:
+            return result.columns
+        if len(described) != len(result.columns):
+            raise _fail("0A000", "cached plan must not change result type")
+        return described
+
     def _send_result(self, result: HandlerResult, codes: Sequence[int], *, describe: bool,
-                     start: int = 0, stop: int | None = None) -> None:  # fmt: skip
+                     start: int = 0, stop: int | None = None,
+                     columns: Sequence[ColumnSpec] | None = None) -> None:  # fmt: skip
         s = self._s
-        columns = result.columns
+        columns = result.columns if columns is None else columns
         encoders = _encoders(columns, codes)
         if describe and columns:
             self._send_description(columns, codes)
         rows = result.rows if start == 0 and stop is None else result.rows[start:stop]
         try:
-            s.send_raw(_encode_rows(rows, encoders))
+            s.send_raw(_encode_rows(rows[:ROW_BATCH], encoders))
         except Exception as exc:
             logger.error("cannot encode a result value: %s", type(exc).__name__, exc_info=exc)
             raise _fail("22P03", "a result value does not fit its column type") from exc
+        if len(rows) > ROW_BATCH:  # the rest is encoded batch by batch while it is written
+            s.send_stream(_encode_rows(rows[i : i + ROW_BATCH], encoders)
+                          for i in range(ROW_BATCH, len(rows), ROW_BATCH))  # fmt: skip
 
     def _send_description(self, columns: Sequence[ColumnSpec] | None, codes: Sequence[int]) -> None:
         if not columns:
@@ -313,7 +490,7 @@ class QueryFlow:
                 self._warn("25P01", "there is no transaction in progress")
             tag = "ROLLBACK" if kw in ("rollback", "abort") or self.tx == "E" else "COMMIT"
             self.tx = "I"
-            self.portals.clear()
+            self._end_transaction(keep_held=tag == "COMMIT")
         elif kw in ("savepoint", "release"):
             if self.tx == "I":
                 raise _fail("25P01", f"{tag} can only be used in transaction blocks")
@@ -356,8 +533,7 @@ class QueryFlow:
             try:
                 result = yield from self._result(stmt, None)
                 self._send_notices(result)
-                self._send_result(result, (), describe=True)
-                s.send(m.CommandComplete(result.command_tag))
+                self._send_answer(result)
             except (ParadiseError, _Failure) as exc:
                 self.fail(self._as_error(exc, stmt.offset), extended=False)
                 break
@@ -416,12 +592,27 @@ class QueryFlow:
 
     def _describe_statement(self, prepared: Prepared) -> Flow:
         stmt = prepared.statement
-        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword != "show"):
+        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword not in _DESCRIBED_LOCAL):
             return None
-        if stmt.kind is Kind.HANDLER:
-            columns = yield from self._call(CallKind.DESCRIBE, stmt, None)
-            if columns is not None:
-                return tuple(columns)
+        if stmt.kind is Kind.CURSOR or stmt.kind is Kind.COPY:
+            if stmt.keyword != "fetch":
+                return None
+            portal = self._cursor_portal(parse_fetch(stmt).name)
+            return portal.result.columns if portal is not None and portal.result else None
+        if stmt.kind is Kind.LOCAL_SELECT and not stmt.param_count:
+            local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
+            if local is not None:
+                return local.columns
+        if stmt.kind in (Kind.HANDLER, Kind.CATALOG, Kind.LOCAL_SELECT):
+            kind = CallKind.DESCRIBE if stmt.kind is Kind.HANDLER else CallKind.CATALOG_DESCRIBE
+            found = yield from self._call(kind, stmt, None, prepared.param_oids)
+            if found is not None:
+                prepared.param_oids = tuple(
+                    given or inferred
+                    for given, inferred in zip(prepared.param_oids, found.param_oids, strict=True)
+                )
+                prepared.described = found.columns
+                return found.columns
             if stmt.param_count:
                 return None  # unknown until bound; the portal's Describe will tell
         result = yield from self._result(stmt, None)
@@ -429,12 +620,14 @@ class QueryFlow:
 
     def _describe_portal(self, portal: Portal) -> Flow:
         stmt = portal.prepared.statement
-        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword != "show"):
+        if stmt is None or (stmt.kind is Kind.LOCAL and stmt.keyword not in _DESCRIBED_LOCAL):
             return None
+        if portal.result is None and portal.prepared.described is not None:
+            return portal.prepared.described  # the statement's description holds; run on Execute
         if portal.result is None:  # run now, keep the result for Execute: one handler call
             portal.result = yield from self._result(stmt, portal.params)
             self._send_notices(portal.result)
-        return portal.result.columns
+        return None if isinstance(portal.result, CopyResult) else portal.result.columns
 
     def on_describe(self, msg: m.Describe) -> Flow:
         try:
@@ -466,10 +659,16 @@ class QueryFlow:
                 portal.result = yield from self._result(stmt, portal.params)
                 self._send_notices(portal.result)
             result = portal.result
+            if isinstance(result, CopyResult):
+                self._send_copy(result)
+                portal.done = True
+                s.send(m.CommandComplete(result.command_tag))
+                return
             total = len(result.rows)
             stop = total if msg.max_rows <= 0 else min(total, portal.offset + msg.max_rows)
             self._send_result(
-                result, portal.formats, describe=False, start=portal.offset, stop=stop
+                result, portal.formats, describe=False, start=portal.offset, stop=stop,
+                columns=self._described_columns(portal.prepared, result),
             )
             portal.offset = stop
             if stop < total:
@@ -493,5 +692,5 @@ class QueryFlow:
     def on_sync(self, msg: m.Sync) -> None:
         self.skipping = False
         if self.tx == "I":
-            self.portals.clear()
+            self._end_transaction(keep_held=True)
         self._s.send(m.ReadyForQuery(self.tx))

@@ -30,13 +30,14 @@ from __future__ import annotations
 import enum
 import logging
 import os
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from paradise.errors import ParadiseError
 from paradise.server import messages as m
+from paradise.server.access_log import log_event
 from paradise.server.auth import (
     SCRAM_MECHANISM,
     AuthFailed,
@@ -136,7 +137,7 @@ class Session:
         self.role = ""
         self.params = SessionParameters(user="")
         self._decoder = FrontendDecoder(max_message_size=config.max_message_bytes)
-        self._out: list[bytes] = []
+        self._out: list[bytes | Iterator[bytes]] = []  # iterators: batches encoded lazily
         self._flow: Flow | None = None
         self._pending: HandlerCall | None = None
         self._outcome: CallOutcome | None = None
@@ -151,15 +152,37 @@ class Session:
         self._decoder.feed(data)
 
     def data_to_send(self) -> bytes:
-        data = b"".join(self._out)
-        self._out.clear()
-        return data
+        """Everything queued, as one buffer (lazily encoded batches are encoded now)."""
+        return b"".join(self.chunks_to_send())
+
+    def chunks_to_send(self, size: int = 1 << 16) -> Iterator[bytes]:
+        """What is queued, in chunks of about ``size`` bytes, encoded as they are taken.
+
+        The shell writes a large answer chunk by chunk with flow control, so only about
+        one chunk of encoded rows exists at a time (see :meth:`send_stream`).
+        """
+        out, self._out = self._out, []
+        pending: list[bytes] = []
+        pending_size = 0
+        for part in out:
+            for piece in (part,) if isinstance(part, bytes) else part:
+                pending.append(piece)
+                pending_size += len(piece)
+                if pending_size >= size:
+                    yield b"".join(pending)
+                    pending, pending_size = [], 0
+        if pending:
+            yield b"".join(pending)
 
     def send(self, msg: m.BackendMessage) -> None:
         self._out.append(encode(msg))
 
     def send_raw(self, data: bytes) -> None:
         self._out.append(data)
+
+    def send_stream(self, batches: Iterator[bytes]) -> None:
+        """Queue encoded messages produced only when the shell writes them (large answers)."""
+        self._out.append(batches)
 
     @property
     def busy(self) -> bool:
@@ -304,7 +327,13 @@ class Session:
             self._auth_failed()
 
     def _auth_failed(self) -> None:
+        log_event("auth", session=self.pid, user=self.user, method=self._method(),
+                  outcome="failure")  # fmt: skip
         self._fatal("28P01", f'password authentication failed for user "{self.user}"')
+
+    def _method(self) -> str:
+        methods = {Phase.MD5: "md5", Phase.PASSWORD: "password", Phase.STARTUP: "none"}
+        return methods.get(self.phase, "scram-sha-256")
 
     def _on_sasl_initial(self, msg: m.PasswordMessage) -> None:
         try:
@@ -341,6 +370,8 @@ class Session:
 
     def _authenticated(self) -> None:
         assert self._startup is not None
+        log_event("auth", session=self.pid, user=self.user, method=self._method(),
+                  outcome="success")  # fmt: skip
         self._auth = None
         self.role = self.config.users[self.user].role
         self.params = SessionParameters(user=self.user, startup=self._startup.params)

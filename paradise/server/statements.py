@@ -5,7 +5,9 @@ semicolons inside strings, quoted identifiers, dollar quotes and comments are
 handled as PostgreSQL does. Each statement is then routed by its leading keyword:
 
 * ``LOCAL``   - session commands the server answers itself (SET, SHOW, BEGIN, ...);
-* ``REFUSED`` - routes around the policy engine (COPY, cursors, SQL-level PREPARE, ...);
+* ``REFUSED`` - routes around the policy engine (COPY FROM, SQL-level PREPARE, ...);
+* ``CURSOR`` / ``COPY`` - ``DECLARE``/``FETCH``/``MOVE``/``CLOSE`` and ``COPY ... TO STDOUT``,
+  whose query goes to the handler like any other;
 * ``LOCAL_SELECT`` - ``SELECT version()``, ``current_setting(...)`` and friends, no FROM;
 * ``CATALOG`` - queries on ``pg_catalog`` / ``information_schema`` (see :mod:`.catalog`);
 * ``HANDLER`` - everything else, checked and run by the query handler.
@@ -31,13 +33,15 @@ from sqlglot.errors import TokenError
 
 from paradise.errors import QuerySyntaxError, UnsupportedQueryError
 
-__all__ = ["Kind", "Statement", "refusal", "split_statements"]
+__all__ = ["Kind", "Statement", "refusal", "split_statements", "tokenize"]
 
 
 class Kind(enum.Enum):
     LOCAL = "local"
     REFUSED = "refused"
     LOCAL_SELECT = "local_select"
+    CURSOR = "cursor"
+    COPY = "copy"
     CATALOG = "catalog"
     HANDLER = "handler"
 
@@ -56,23 +60,16 @@ class Statement:
 
 LOCAL_KEYWORDS = frozenset(
     ("set", "reset", "show", "begin", "start", "commit", "end", "rollback", "abort",
-     "savepoint", "release", "discard", "deallocate")
+     "savepoint", "release", "discard", "deallocate", "unlisten")
 )  # fmt: skip
+CURSOR_KEYWORDS = frozenset(("declare", "fetch", "move", "close"))
 
-_CURSORS = "use the driver's fetch size or LIMIT/OFFSET instead of a server-side cursor"
 _REFUSED: dict[str, tuple[str, str]] = {
-    "copy": ("COPY is not supported through the paradise proxy",
-             "use SELECT; every result is checked and anonymized by the policy"),
-    "declare": ("cursors (DECLARE) are not supported through the paradise proxy", _CURSORS),
-    "fetch": ("cursors (FETCH) are not supported through the paradise proxy", _CURSORS),
-    "move": ("cursors (MOVE) are not supported through the paradise proxy", _CURSORS),
-    "close": ("cursors (CLOSE) are not supported through the paradise proxy", _CURSORS),
     "prepare": ("SQL-level PREPARE is not supported through the paradise proxy",
                 "use your driver's prepared statements (extended query protocol)"),
     "execute": ("SQL-level EXECUTE is not supported through the paradise proxy",
                 "use your driver's prepared statements (extended query protocol)"),
     "listen": ("LISTEN/NOTIFY is not supported through the paradise proxy", ""),
-    "unlisten": ("LISTEN/NOTIFY is not supported through the paradise proxy", ""),
     "notify": ("LISTEN/NOTIFY is not supported through the paradise proxy", ""),
     "do": ("anonymous code blocks (DO) are not supported through the paradise proxy", ""),
     "call": ("procedures (CALL) are not supported through the paradise proxy", ""),
@@ -82,7 +79,7 @@ _REFUSED: dict[str, tuple[str, str]] = {
 LOCAL_FUNCTIONS = frozenset(
     ("version", "current_setting", "current_schema", "current_schemas", "current_database",
      "current_catalog", "current_user", "session_user", "pg_backend_pid", "pg_is_in_recovery",
-     "inet_server_addr", "inet_server_port")
+     "inet_server_addr", "inet_server_port", "pg_advisory_unlock_all", "set_config")
 )  # fmt: skip
 _CATALOG_SCHEMAS = frozenset(("pg_catalog", "information_schema"))
 _NAME_TOKENS = frozenset((TokenType.VAR, TokenType.IDENTIFIER))
@@ -107,6 +104,15 @@ def _tokenize(sql: str) -> list[Token]:
         raise QuerySyntaxError("unterminated quoted string or comment", hint=None) from exc
 
 
+def tokenize(sql: str) -> list[Token]:
+    """PostgreSQL tokens of ``sql`` (positions relative to ``sql``).
+
+    Raises:
+        QuerySyntaxError: an unterminated string or comment.
+    """
+    return _tokenize(sql)
+
+
 def _param_count(tokens: list[Token]) -> int:
     highest = 0
     for i, tok in enumerate(tokens[:-1]):
@@ -123,6 +129,10 @@ def _classify(tokens: list[Token]) -> tuple[Kind, str]:
         return Kind.LOCAL, keyword
     if keyword in _REFUSED:
         return Kind.REFUSED, keyword
+    if keyword in CURSOR_KEYWORDS:
+        return Kind.CURSOR, keyword
+    if keyword == "copy":
+        return Kind.COPY, keyword
     has_from = False
     local_function = False
     for i, tok in enumerate(tokens):
@@ -134,7 +144,7 @@ def _classify(tokens: list[Token]) -> tuple[Kind, str]:
             if text in _CATALOG_SCHEMAS:
                 return Kind.CATALOG, keyword
             follows_call = i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.L_PAREN
-            if text.startswith("pg_") and not follows_call and kind == TokenType.VAR:
+            if text.startswith("pg_") and not follows_call:
                 return Kind.CATALOG, keyword
         if text in LOCAL_FUNCTIONS:
             local_function = True

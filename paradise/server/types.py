@@ -444,6 +444,34 @@ _BINARY_DECODERS: dict[int, Callable[[bytes], object]] = {
 _STRING_OIDS = frozenset((0, OID.TEXT, OID.VARCHAR, OID.BPCHAR, OID.NAME, OID.UNKNOWN, OID.JSON))
 
 
+_ARRAY_ELEMENTS = {array: base for base, (_, array) in _BASE.items()}
+
+
+def _array_from_binary(data: bytes) -> list[object]:
+    """A one-dimensional array parameter in binary format (asyncpg sends ``oid[]`` so)."""
+    ndim, _has_null, element = struct.unpack_from("!iiI", data)
+    if ndim == 0:
+        return []
+    if ndim != 1:
+        raise ParamDecodeError("only one-dimensional array parameters are supported", "0A000")
+    count, _lower = struct.unpack_from("!ii", data, 12)
+    decoder = _BINARY_DECODERS.get(element)
+    if decoder is None and element not in _STRING_OIDS:
+        raise ParamDecodeError(f"binary arrays of type OID {element} are not supported", "0A000")
+    pos = 20
+    items: list[object] = []
+    for _ in range(count):
+        (size,) = _I.unpack_from(data, pos)
+        pos += 4
+        if size < 0:
+            items.append(None)
+            continue
+        raw = data[pos : pos + size]
+        pos += size
+        items.append(raw.decode("utf-8") if decoder is None else decoder(raw))
+    return items
+
+
 def decode_param(oid: int, fmt: int, data: bytes) -> object:
     """Decode one Bind parameter (``fmt`` 0 = text, 1 = binary) to a Python value.
 
@@ -469,6 +497,8 @@ def decode_param(oid: int, fmt: int, data: bytes) -> object:
             raise ParamDecodeError(f"unsupported format code: {fmt}", "08P01")
         if oid in _STRING_OIDS and oid not in (0, OID.UNKNOWN):
             return data.decode("utf-8")
+        if oid in _ARRAY_ELEMENTS:
+            return _array_from_binary(data)
         decoder = _BINARY_DECODERS.get(oid)
         if decoder is None:
             raise ParamDecodeError(

@@ -73,10 +73,11 @@ def test_public_copy_is_k_anonymous_and_nothing_travels(
     log = _record(monkeypatch, backend)
     report = proc.anonymize("adult", "adult_public", "public", replace=True)
     # no statement brought data rows into Python: only one-row aggregates (and the catalog)
+    catalogs = ("information_schema", "pg_catalog")
     data = [
         (sql, n)
         for sql, n in log
-        if "information_schema" not in sql.lower() and "_paradise_releases" not in sql
+        if not any(c in sql.lower() for c in catalogs) and "_paradise_releases" not in sql
     ]  # the catalog and the release metadata are not data
     assert data and all(n <= 1 for _sql, n in data), data
     assert any(sql.upper().startswith("SELECT COUNT(*)") for sql, _n in data)

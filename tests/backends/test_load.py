@@ -14,7 +14,7 @@ import pytest
 from sqlglot import exp
 
 from paradise.backends.base import Backend
-from paradise.errors import BackendError
+from paradise.errors import BackendError, InputError
 from paradise.load import load_file
 from tests.backends.conftest import ADULT, ADULT_ROWS, table_count
 
@@ -123,12 +123,12 @@ def test_failed_replace_keeps_the_old_table(backend: Backend, tmp_path: Path) ->
 
 
 def test_missing_file_and_unreadable_file(backend: Backend, tmp_path: Path) -> None:
-    with pytest.raises(BackendError) as info:
+    with pytest.raises(InputError) as info:
         load_file(backend, tmp_path / "nope.csv", "nope")
     assert info.value.sqlstate == "58030"
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"not a parquet file")
-    with pytest.raises(BackendError) as info:
+    with pytest.raises(InputError) as info:
         load_file(backend, broken, "broken")
     assert "\n" not in str(info.value)
     assert "broken" not in backend.catalog()
@@ -137,6 +137,6 @@ def test_missing_file_and_unreadable_file(backend: Backend, tmp_path: Path) -> N
 def test_add_id_must_not_collide(backend: Backend, tmp_path: Path) -> None:
     path = tmp_path / "ids.parquet"
     pq.write_table(pa.table({"id": [5, 6]}), path)
-    with pytest.raises(BackendError) as info:
+    with pytest.raises(InputError) as info:
         load_file(backend, path, "ids", add_id="id")
     assert info.value.sqlstate == "42701"

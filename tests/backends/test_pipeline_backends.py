@@ -83,3 +83,39 @@ def test_auditor_aggregates_pass_and_rows_are_refused(proc: paradise.Processor) 
     assert [tuple(r) for r in result.rows] == [(s, int(n)) for s, n in expected]
     with pytest.raises(VerificationError):
         proc.query("SELECT age, sex, race FROM adult", role="auditor")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT sex, COUNT(*) AS n FROM adult WHERE age > 85 GROUP BY sex",
+        "SELECT AVG(age) AS a FROM adult",
+        "SELECT sex FROM (SELECT age AS a, sex FROM adult) s WHERE a BETWEEN 20 AND 30",
+        "SELECT COUNT(*) AS n FROM adult WHERE age + 1 = 40",
+    ],
+)
+def test_numeric_use_of_a_generalized_column_names_the_rule(
+    proc: paradise.Processor, sql: str
+) -> None:
+    """Issue 13: a type error in the database becomes a policy-level refusal."""
+    from paradise.errors import UnsupportedQueryError
+
+    with pytest.raises(UnsupportedQueryError) as info:
+        proc.query(sql, role="statistics_office")
+    message = str(info.value)
+    assert "generalized to labels" in message
+    assert "tables.adult.transform.generalization.age" in message
+
+
+def test_generalized_column_compared_with_its_labels(proc: paradise.Processor) -> None:
+    result = proc.query(
+        "SELECT sex, COUNT(*) AS n FROM adult WHERE age = '30-39' GROUP BY sex ORDER BY sex",
+        role="statistics_office",
+    )
+    stored = dict(
+        proc.backend.execute(
+            "SELECT sex, COUNT(*) FROM adult WHERE age BETWEEN 30 AND 39 GROUP BY sex"
+        ).rows
+    )
+    # the released counts are of generalized, PRAM-free columns: exact
+    assert {s: int(n) for s, n in result.rows} == {s: int(n) for s, n in stored.items()}

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -93,38 +90,5 @@ def test_compare_draws_policies_on_one_plot(proc, tmp_path: Path) -> None:
     cmp = compare(proc, [paradise.bundled_policies()], table="adult", roles=["public"])
     html_path, json_path = write_report(cmp, tmp_path)
     assert [p.label for p in cmp.variants] == ["original", "policies:public"]
-    assert "data:image/png;base64," in html_path.read_text()
+    assert html_path.read_text().count("<svg") == 2  # risk against IL1s and against eigen loss
     assert json.loads(json_path.read_text())["variants"][1]["k"] >= 10
-
-
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or \
-        shutil.which("google-chrome")
-
-
-def test_html_renders_with_plots_in_headless_chromium(analyst, tmp_path: Path) -> None:
-    html_path, json_path = write_report(analyst, tmp_path)
-    text = html_path.read_text()
-    for name in ("class_sizes", "record_risk", "risk_vs_loss", "regression_coefficients"):
-        assert f'id="fig-{name}"' in text
-    assert text.count("data:image/png;base64,") == 4
-    assert "http://" not in text and "https://" not in text  # self-contained
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("chromium not installed (apt-get update && apt-get install -y chromium)")
-    shot = tmp_path / "shot.png"
-    with tempfile.TemporaryDirectory() as profile:
-        subprocess.run(
-            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", f"--user-data-dir={profile}", f"--screenshot={shot}",
-             "--window-size=1200,2000", html_path.as_uri()],
-            check=True, capture_output=True, timeout=90,
-        )
-    from PIL import Image
-
-    image = np.asarray(Image.open(shot).convert("L"))
-    assert image.shape == (2000, 1200)
-    # not blank: many non-white pixels and more than two distinct grey levels
-    assert (image < 250).mean() > 0.05
-    assert len(np.unique(image)) > 20

@@ -95,3 +95,7 @@ def world(database: Database) -> Iterator[World]:  # noqa: F811
         yield World(database.kind, proc, backend, canaries, secret)
     finally:
         proc.close()
+
+
+# the attacker's world and its known findings (tests/security/test_classes_*.py)
+from tests.security.attack import attack, findings  # noqa: E402, F401  (fixtures)

@@ -119,7 +119,7 @@ def test_pseudonyms_join_within_a_role_and_match_python(world: World) -> None:
     key = _key(world)
     joined = _query(
         world,
-        "SELECT DISTINCT r.subject_id, s.subject_id AS s_id FROM sensor_readings AS r "
+        "SELECT r.subject_id, s.subject_id AS s_id FROM sensor_readings AS r "
         "JOIN subjects AS s ON r.subject_id = s.subject_id",
     ).rows
     assert joined and all(a == b for a, b in joined)
@@ -150,10 +150,12 @@ def test_key_material_is_redacted_everywhere(world: World) -> None:
             assert secret not in text
     # the statement that ran carried the pads (the database computed the HMAC)
     assert any(inner in s for s in world.backend.statements)
-    if world.kind != "mysql":  # MariaDB returns NULL where the others raise
-        with pytest.raises(paradise.BackendError) as info:
-            _query(world, "SELECT subject_id FROM sensor_readings WHERE CAST(room AS INT) > 0")
-        assert inner not in str(info.value) and outer not in str(info.value)
+    # a cast that could fail is made total (TRY_CAST) or refused before it runs; whatever
+    # the outcome, no key material is in it
+    try:
+        _query(world, "SELECT subject_id FROM sensor_readings WHERE CAST(room AS INT) > 0")
+    except paradise.ParadiseError as exc:
+        assert inner not in str(exc) and outer not in str(exc)
 
 
 def test_without_a_secret_pseudonyms_are_refused(world: World) -> None:

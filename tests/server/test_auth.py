@@ -197,3 +197,33 @@ def test_config_errors_name_the_key(data: dict[str, object], fragment: str) -> N
     with pytest.raises(ConfigError) as info:
         parse_config(data, source="paradise.toml")
     assert fragment in str(info.value) and str(info.value).startswith("paradise.toml")
+
+
+@pytest.mark.parametrize("password", ["pencil", "pässwört", "a" * 100])
+def test_scram_interoperates_with_scramp(password: str) -> None:
+    """The proxy's SCRAM-SHA-256 against scramp, an independent implementation.
+
+    scramp's server refuses the empty user name libpq sends (``n=,``), so the proxy keeps
+    its own exchange; scramp checks it from both sides: scramp derives the same stored
+    keys from the password, and scramp's client logs in to the proxy's exchange.
+    """
+    from scramp import ScramClient, ScramMechanism
+
+    salt = b"0123456789abcdef"
+    verifier = ScramVerifier.from_password(password, salt, 4096)
+    _salt, stored_key, server_key, iterations = ScramMechanism("SCRAM-SHA-256").make_auth_info(
+        password, iteration_count=4096, salt=salt
+    )
+    assert (verifier.stored_key, verifier.server_key, verifier.iterations) == (
+        stored_key, server_key, iterations,
+    )  # fmt: skip
+    client = ScramClient(["SCRAM-SHA-256"], "ana", password)
+    exchange = ScramExchange(verifier)
+    client.set_server_first(exchange.server_first(client.get_client_first().encode()).decode())
+    final = exchange.server_final(client.get_client_final().encode())
+    client.set_server_final(final.decode())  # raises if the server's signature is wrong
+    wrong = ScramClient(["SCRAM-SHA-256"], "ana", password + "x")
+    exchange = ScramExchange(verifier)
+    wrong.set_server_first(exchange.server_first(wrong.get_client_first().encode()).decode())
+    with pytest.raises(AuthFailed):
+        exchange.server_final(wrong.get_client_final().encode())

@@ -75,7 +75,7 @@ def test_simple_query_and_notices(srv: RunningServer) -> None:
         conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
         assert conn.execute("select 1").fetchall() == [(1,)]
         assert notices == ["role analyst: 1 rows, nothing suppressed"]
-        assert conn.info.server_version == 160000
+        assert conn.info.server_version == 160004
 
 
 def test_extended_query_with_parameters(srv: RunningServer) -> None:
@@ -141,10 +141,10 @@ def test_session_statements_and_catalog(srv: RunningServer) -> None:
         assert conn.info.parameter_status("application_name") == "report"
         assert conn.execute("show application_name").fetchone() == ("report",)
         assert conn.execute("select current_setting('server_version_num')").fetchone() == (
-            "160000",
+            "160004",
         )
         with pytest.raises(errors.FeatureNotSupported):
-            conn.execute("copy people to stdout")
+            conn.execute("copy people from stdin")
         tables = conn.execute("select table_name from information_schema.tables").fetchall()
         assert tables == [("people",)]
 

@@ -54,7 +54,7 @@ def test_jdbc_statement_prepared_metadata_and_error(
     for line in run.stdout.splitlines():
         key, _, value = line.partition("=")
         found.setdefault(key, []).append(value)
-    assert found["product"] == ["PostgreSQL 16.0"]
+    assert found["product"] == ["PostgreSQL 16.4"]
     assert found["aggregate"] == ["Female:10771", "Male:21790"]
     assert any(n.startswith("table adult: operators: slicing") for n in found["notice"])
     counts = [int(v.split(":")[1]) for v in found["prepared"]]

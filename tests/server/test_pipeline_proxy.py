@@ -76,7 +76,7 @@ def test_rejections_carry_sqlstate_and_session_recovers(proxy: int) -> None:
         with pytest.raises(psycopg.errors.FeatureNotSupported):
             conn.execute("SELECT * FROM read_csv('/etc/passwd')")
         with pytest.raises(psycopg.errors.FeatureNotSupported):
-            conn.execute("COPY adult TO STDOUT")
+            conn.execute("COPY adult FROM STDIN")
         with pytest.raises(psycopg.Error) as stats:
             conn.execute("SELECT * FROM pg_catalog.pg_stats")  # statistics hold data: refused
         assert stats.value.sqlstate in ("0A000", "42P01", "42501")

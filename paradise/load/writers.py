@@ -1,0 +1,425 @@
+"""Writing loaded rows into a staging table and switching it in atomically, per engine.
+
+Every load goes to a staging table that no other session can use while it
+fills; the table appears (or replaces the old one) in one step at the end, so
+an interrupted load — an error, Ctrl-C, SIGTERM, SIGKILL, a lost connection —
+leaves the old table or nothing:
+
+- **DuckDB** and **PostgreSQL**: the whole load is one transaction (``CREATE``
+  staging, insert/``COPY``, ``DROP`` old, ``RENAME``, ``COMMIT``); until the
+  commit other sessions see the old table, and a process that dies takes the
+  transaction with it.
+- **MySQL/MariaDB** (DDL commits implicitly): rows go into a ``TEMPORARY`` table,
+  which only the loading session sees and which the server drops when that
+  session ends, however it ends. At the end they are copied into a staging
+  table with one ``INSERT … SELECT`` (one InnoDB transaction) and ``RENAME
+  TABLE old TO …, staging TO table`` swaps both names in one atomic statement.
+  Only a process killed during that final copy can leave the (complete) staging
+  table ``<table>__paradise_loading`` behind; the next load of the table drops it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+from sqlglot import exp
+
+from paradise.backends.base import Backend
+from paradise.errors import BackendError
+
+__all__ = ["StagedWriter", "open_writer", "staging_name"]
+
+
+class StagedWriter(Protocol):
+    """Fills a staging table batch by batch, then switches it in or throws it away."""
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Append one batch to the staging table."""
+        ...
+
+    def switch(self, replace: bool) -> None:
+        """Make the staging table ``table`` (dropping the old one when ``replace``)."""
+        ...
+
+    def abort(self) -> None:
+        """Throw the staging table away; the old table stays as it was."""
+        ...
+
+
+def staging_name(table: str) -> str:
+    """The staging table of a load into ``table``.
+
+    >>> staging_name("adult")
+    'adult__paradise_loading'
+    """
+    return f"{table}__paradise_loading"[:63]
+
+
+def open_writer(
+    backend: Backend, table: str, sql_types: Mapping[str, exp.DataType]
+) -> StagedWriter:
+    """Create the staging table for ``table`` on ``backend`` and return its writer."""
+    if backend.dialect == "duckdb":
+        return _DuckDBWriter(backend, table, sql_types)
+    if backend.dialect == "postgres":
+        return _PostgresWriter(backend, table, sql_types)
+    if backend.dialect == "mysql":
+        return _MySQLWriter(backend, table, sql_types)
+    raise BackendError(f"loading into {backend.dialect} is not supported", sqlstate="0A000")
+
+
+# --- DuckDB -------------------------------------------------------------------------------
+class _DuckDBWriter:
+    """One transaction on the backend's own connection (cursors would be other sessions)."""
+
+    _VIEW = "_paradise_load_batch"
+
+    def __init__(self, backend: Backend, table: str, sql_types: Mapping[str, exp.DataType]):
+        self._con: duckdb.DuckDBPyConnection = backend.connection  # type: ignore[attr-defined]
+        self._table = table
+        self._staging = staging_name(table)
+        self._insert = exp.insert(
+            exp.select("*").from_(exp.to_identifier(self._VIEW, quoted=True)),
+            table_ref(self._staging),
+        ).sql("duckdb")
+        self._run("BEGIN TRANSACTION")
+        self._open = True
+        try:
+            self._run(create(self._staging, sql_types).sql("duckdb"))
+        except BaseException:
+            self.abort()
+            raise
+
+    def _run(self, sql: str) -> None:
+        try:
+            self._con.execute(sql)
+        except duckdb.Error as exc:
+            raise BackendError(_first_line(exc)) from exc
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._con.register(self._VIEW, pa.Table.from_batches([batch]))
+        try:
+            self._run(self._insert)
+        finally:
+            self._con.unregister(self._VIEW)
+
+    def switch(self, replace: bool) -> None:
+        if replace:
+            self._run(drop(self._table).sql("duckdb"))
+        self._run(rename(self._staging, self._table).sql("duckdb"))
+        self._run("COMMIT")
+        self._open = False
+
+    def abort(self) -> None:
+        if self._open:
+            self._open = False
+            try:
+                self._con.execute("ROLLBACK")
+            except duckdb.Error:  # the transaction is already gone
+                pass
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------
+class _PostgresWriter:
+    """One transaction on the backend's connection; rows travel by ``COPY FROM STDIN``."""
+
+    def __init__(self, backend: Backend, table: str, sql_types: Mapping[str, exp.DataType]):
+        self._con: Any = backend.connection  # type: ignore[attr-defined]
+        self._table = table
+        self._staging = staging_name(table)
+        columns = [exp.to_identifier(n, quoted=True) for n in sql_types]
+        target = exp.Schema(this=table_ref(self._staging), expressions=columns).sql("postgres")
+        self._copy = f"COPY {target} FROM STDIN (FORMAT csv)"
+        self._transaction = self._con.transaction()
+        self._transaction.__enter__()
+        self._open = True
+        try:
+            self._run(create(self._staging, sql_types).sql("postgres"))
+        except BaseException:
+            self.abort()
+            raise
+
+    def _run(self, sql: str) -> None:
+        import psycopg
+
+        try:
+            self._con.execute(sql.encode())
+        except psycopg.Error as exc:
+            raise BackendError(
+                _first_line(exc), sqlstate=exc.sqlstate or "58000"
+            ) from exc
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        import psycopg
+
+        data = csv_bytes(text_ready(batch, hex_binary=True))
+        try:
+            with self._con.cursor() as cur, cur.copy(self._copy) as copy:
+                copy.write(data)
+        except psycopg.Error as exc:
+            raise BackendError(_first_line(exc), sqlstate=exc.sqlstate or "58000") from exc
+
+    def switch(self, replace: bool) -> None:
+        if replace:
+            self._run(drop(self._table).sql("postgres"))
+        self._run(rename(self._staging, self._table).sql("postgres"))
+        self._open = False
+        self._transaction.__exit__(None, None, None)
+
+    def abort(self) -> None:
+        if self._open:
+            self._open = False
+            rollback = BackendError("load aborted")
+            try:
+                self._transaction.__exit__(BackendError, rollback, None)
+            except Exception:  # noqa: BLE001 - the connection is gone: so is the transaction
+                pass
+
+
+# --- MySQL / MariaDB ----------------------------------------------------------------------
+class _MySQLWriter:
+    """A session-private ``TEMPORARY`` table, copied and renamed into place at the end."""
+
+    _TEMP = "_paradise_load"
+
+    def __init__(self, backend: Backend, table: str, sql_types: Mapping[str, exp.DataType]):
+        self._table = table
+        self._staging = staging_name(table)
+        self._old = f"{table}__paradise_old"[:63]
+        self._types = dict(sql_types)
+        loader = backend.reopen(local_infile=True)  # type: ignore[attr-defined]
+        allowed = loader.execute("SELECT @@GLOBAL.local_infile").rows[0][0]
+        if allowed:
+            self._session: Any = loader
+            self._owned = True
+            self._write = _load_data_writer(loader, self._TEMP, list(sql_types))
+        else:
+            loader.close()
+            self._session = backend
+            self._owned = False
+            self._write = _insert_writer(backend, self._TEMP, list(sql_types))
+        try:
+            self._run(drop(self._TEMP, temporary=True))
+            self._run(drop(self._staging))  # left by a load killed during its final copy
+            self._run(create(self._TEMP, sql_types, temporary=True))
+        except BaseException:
+            self.abort()
+            raise
+
+    def _run(self, statement: exp.Expr | str) -> None:
+        sql = statement if isinstance(statement, str) else statement.sql("mysql")
+        self._session.run(sql)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._write(batch)
+
+    def switch(self, replace: bool) -> None:
+        try:
+            self._run(create(self._staging, self._types))
+            self._run(exp.insert(exp.select("*").from_(table_ref(self._TEMP)),
+                                 table_ref(self._staging)))
+            pairs = [(self._table, self._old)] if replace else []
+            pairs.append((self._staging, self._table))
+            self._run("RENAME TABLE " + ", ".join(
+                f"{table_ref(a).sql('mysql')} TO {table_ref(b).sql('mysql')}" for a, b in pairs
+            ))
+            if replace:
+                self._run(drop(self._old))
+        except BaseException:
+            self.abort()
+            raise
+        self._close()
+
+    def abort(self) -> None:
+        try:
+            self._run(drop(self._TEMP, temporary=True))
+            self._run(drop(self._staging))
+        except BackendError:  # the session is gone: the server dropped the temporary table
+            pass
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self._owned:
+            self._owned = False
+            self._session.close()
+        else:
+            try:
+                self._run(drop(self._TEMP, temporary=True))
+            except BackendError:
+                pass
+
+
+def _load_data_writer(
+    loader: Any, table: str, names: list[str]
+) -> Callable[[pa.RecordBatch], None]:
+    """``LOAD DATA LOCAL INFILE`` from a temporary CSV written by Arrow.
+
+    NULLs travel in indicator columns, since MySQL's CSV reader cannot tell an empty
+    string from NULL.
+    """
+
+    def write(batch: pa.RecordBatch) -> None:
+        batch = text_ready(batch, hex_binary=False, bool_as_int=True)
+        fields: list[str] = []
+        arrays: list[pa.Array] = []
+        assignments: list[exp.Expr] = []
+        for i, name in enumerate(names):
+            column = batch.column(i)
+            value = exp.Var(this=f"@v{i}")
+            fields.append(value.sql("mysql"))
+            arrays.append(column)
+            if column.null_count:
+                flag = exp.Var(this=f"@n{i}")
+                fields.append(flag.sql("mysql"))
+                arrays.append(pc.cast(column.is_null(), pa.int8()))
+                value_expr: exp.Expr = exp.If(
+                    this=exp.EQ(this=flag, expression=exp.Literal.number(1)),
+                    true=exp.null(),
+                    false=value,
+                )
+            else:
+                value_expr = value
+            assignments.append(exp.EQ(this=exp.column(exp.to_identifier(name, quoted=True)),
+                                      expression=value_expr))
+        labels = [f"f{i}" for i in range(len(arrays))]
+        data = csv_bytes(pa.RecordBatch.from_arrays(arrays, names=labels))
+        handle, path = tempfile.mkstemp(prefix="paradise_load_", suffix=".csv")
+        try:
+            with os.fdopen(handle, "wb") as fh:
+                fh.write(data)
+            statement = (
+                f"LOAD DATA LOCAL INFILE {exp.Literal.string(path).sql('mysql')} "
+                f"INTO TABLE {table_ref(table).sql('mysql')} CHARACTER SET utf8mb4 "
+                "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '' "
+                "LINES TERMINATED BY '\\n' "
+                f"({', '.join(fields)}) SET {', '.join(a.sql('mysql') for a in assignments)}"
+            )
+            _mysql_load(loader, statement, batch.num_rows)
+        finally:
+            os.unlink(path)
+
+    return write
+
+
+def _mysql_load(loader: Any, statement: str, expected: int) -> None:
+    import pymysql
+
+    con = loader.connection
+    try:
+        with con.cursor() as cur:
+            cur.execute(statement)
+            rows = cur.rowcount
+            warnings = con.warning_count if hasattr(con, "warning_count") else 0
+            if not warnings and cur._result is not None:
+                warnings = cur._result.warning_count
+            if warnings:
+                cur.execute("SHOW WARNINGS LIMIT 1")
+                first = cur.fetchone()
+                raise BackendError(
+                    f"the data does not fit the table: {first[2] if first else 'warning'}",
+                    sqlstate="22000",
+                )
+    except pymysql.Error as exc:
+        from paradise.backends.mysql import _query_error
+
+        raise _query_error(exc) from exc
+    if rows != expected:
+        raise BackendError(f"loaded {rows} of {expected} rows", sqlstate="22000")
+
+
+def _insert_writer(
+    backend: Backend, table: str, names: list[str]
+) -> Callable[[pa.RecordBatch], None]:
+    """Multi-row ``INSERT`` batches, for servers that do not allow ``LOCAL INFILE``."""
+    import pymysql
+
+    con = backend.connection  # type: ignore[attr-defined]
+    columns = ", ".join(exp.to_identifier(n, quoted=True).sql("mysql") for n in names)
+    placeholders = ", ".join(["%s"] * len(names))
+    statement = f"INSERT INTO {table_ref(table).sql('mysql')} ({columns}) VALUES ({placeholders})"
+
+    def write(batch: pa.RecordBatch) -> None:
+        rows = list(zip(*(c.to_pylist() for c in batch.columns), strict=True))
+        try:
+            with con.cursor() as cur:
+                for start in range(0, len(rows), 5_000):
+                    cur.executemany(statement, rows[start : start + 5_000])
+        except pymysql.Error as exc:
+            from paradise.backends.mysql import _query_error
+
+            raise _query_error(exc) from exc
+
+    return write
+
+
+# --- shared -------------------------------------------------------------------------------
+def csv_bytes(batch: pa.RecordBatch) -> bytes:
+    """``batch`` as headerless CSV (Arrow's writer)."""
+    sink = pa.BufferOutputStream()
+    pacsv.write_csv(batch, sink, pacsv.WriteOptions(include_header=False))
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
+
+
+def text_ready(
+    batch: pa.RecordBatch, *, hex_binary: bool, bool_as_int: bool = False
+) -> pa.RecordBatch:
+    """Columns as the CSV readers of PostgreSQL and MySQL expect them."""
+    arrays = []
+    for column in batch.columns:
+        if pa.types.is_timestamp(column.type):
+            column = pc.strftime(column, format="%Y-%m-%d %H:%M:%S")
+        elif bool_as_int and pa.types.is_boolean(column.type):
+            column = pc.cast(column, pa.int8())
+        elif hex_binary and pa.types.is_binary(column.type):
+            column = pa.array(
+                [None if v is None else "\\x" + v.hex() for v in column.to_pylist()], pa.string()
+            )
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def table_ref(name: str) -> exp.Table:
+    """A quoted table reference."""
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def create(
+    table: str, sql_types: Mapping[str, exp.DataType], *, temporary: bool = False
+) -> exp.Create:
+    """``CREATE [TEMPORARY] TABLE table (columns)``."""
+    columns = [
+        exp.ColumnDef(this=exp.to_identifier(name, quoted=True), kind=typ.copy())
+        for name, typ in sql_types.items()
+    ]
+    properties = exp.Properties(expressions=[exp.TemporaryProperty()]) if temporary else None
+    return exp.Create(
+        kind="TABLE",
+        this=exp.Schema(this=table_ref(table), expressions=columns),
+        properties=properties,
+    )
+
+
+def drop(table: str, *, temporary: bool = False) -> exp.Drop:
+    """``DROP [TEMPORARY] TABLE IF EXISTS table``."""
+    return exp.Drop(kind="TABLE", tables=[table_ref(table)], exists=True, temporary=temporary)
+
+
+def rename(old: str, new: str) -> exp.Alter:
+    """``ALTER TABLE old RENAME TO new``."""
+    return exp.Alter(
+        this=table_ref(old), kind="TABLE", actions=[exp.AlterRename(this=table_ref(new))]
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
