@@ -54,6 +54,23 @@ ROLES = ("analyst", "assistant", "auditor", "public", "statistics_office", "tabl
 SECRET = "benchmark-pseudonym-secret-0123456789abcdef"
 
 
+class FileScratch:
+    """A DuckDB database file, deleted again by ``close()``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.close_files()
+        self.backend = DuckDBBackend(str(path))
+
+    def close_files(self) -> None:
+        for extra in ("", ".wal"):
+            Path(f"{self.path}{extra}").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.backend.close()
+        self.close_files()
+
+
 def corpus() -> list[tuple[str, str, str]]:
     """(title, table family, SQL) of every corpus query (``adult`` or ``smart_home``)."""
     import sys
@@ -266,16 +283,21 @@ def main() -> None:
     parser.add_argument("--builds-only", action="store_true", help="only build times")
     parser.add_argument("--no-builds", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-adult", action="store_true", help="skip the 32,561-row Adult")
+    parser.add_argument(
+        "--duckdb-file", default=None,
+        help="a DuckDB file to work in (created and deleted; for sizes beyond memory)",
+    )  # fmt: skip
     args = parser.parse_args()
     sizes = args.rows if args.rows is not None else ([1_000_000] if args.backend == "duckdb" else [])
     datasets = ([] if args.no_adult else [None]) + list(sizes)
     print(HEADER, flush=True)
     for size in datasets:
-        scratch = ScratchDatabase(args.backend, "paradise_bench_rel")
+        scratch: Any = ScratchDatabase(args.backend, "paradise_bench_rel")
+        if args.duckdb_file and args.backend == "duckdb":
+            scratch.close()
+            scratch = FileScratch(Path(args.duckdb_file))
         try:
             backend = scratch.backend
-            if isinstance(backend, DuckDBBackend):
-                backend.connection.execute("SET threads = 2")
             load_file(backend, ADULT, "adult", add_id="id", replace=True)
             roles = list(args.roles)
             if size is not None:

@@ -74,3 +74,14 @@ def test_a_policy_change_rebuilds_whatever_the_refresh_rule() -> None:
     result = other.query(COUNT, role="r")
     assert result.annotations.tables[0].release["version"] == 2  # type: ignore[index]
     assert other.releases.builds == 1
+
+
+def test_a_new_processor_compares_before_serving_a_release_it_did_not_build() -> None:
+    proc = _proc({})
+    assert _count(proc) == 60
+    proc.backend.run("DELETE FROM t WHERE id < 10")
+    other = paradise.Processor(proc.backend, proc.policies)
+    assert _count(other) == 50  # the stored version is stale: rebuilt before the answer
+    assert other.releases.builds == 1
+    assert _count(proc) == 50  # and the first processor now reads the new version
+    assert proc.releases.builds == 1

@@ -137,7 +137,7 @@ def _build(
             transient=True,
         ) as bar:
             for ctx, name in pairs:
-                mode = ctx.bound_policy(name).release_mode  # type: ignore[union-attr]
+                mode = ctx.bound_policy(name).release_mode
                 if mode != "materialized" and table is None:
                     out_console.print(
                         f"{ctx.role}/{name}: live (recomputed per query); nothing to build",

@@ -36,6 +36,7 @@ from paradise.anonymize.preferences import stored_table
 from paradise.anonymize.pseudonym import role_key
 from paradise.anonymize.secret import DrawKey, draw_key
 from paradise.backends.base import Backend
+from paradise.errors import BackendError
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import TablePolicy
 from paradise.release import store
@@ -262,6 +263,8 @@ def _build(backend: Backend, spec: ReleaseSpec, database: RewriteDatabase) -> Re
             what=what,
         )
         lap("verify")
+        _compact(backend)
+        lap("compact")
     except BaseException as exc:
         _drop(backend, spec.schema, name)
         _record_failure(backend, spec, version, name, source, built_at, started, exc)
@@ -304,6 +307,17 @@ def _build(backend: Backend, spec: ReleaseSpec, database: RewriteDatabase) -> Re
         raise
     collect_garbage(backend, spec, version)
     return record
+
+
+def _compact(backend: Backend) -> None:
+    """DuckDB: checkpoint, so the new release is stored compressed like the source (a table
+    just created by ``CREATE TABLE AS`` is scanned about three times slower until then)."""
+    if backend.dialect != "duckdb":
+        return
+    try:
+        backend.run("CHECKPOINT")
+    except BackendError:  # another transaction kept it from running: slower, not wrong
+        pass
 
 
 def _record_failure(

@@ -2,12 +2,16 @@
 
 Two levels, taken in this order and released in reverse:
 
-* a lock in this process (threads of one processor share a database session, and the
-  database's session locks are re-entrant within a session);
-* a lock in the database, so that processes (proxy workers, CLI runs) exclude each
-  other: PostgreSQL ``pg_try_advisory_lock`` and MariaDB ``GET_LOCK`` (session locks,
-  polled so that a waiting builder never blocks the session's other queries). DuckDB
-  allows one writing process per database file, so the process lock is the database lock.
+* a lock in this process (threads of one processor share the backend's writable session,
+  and the database's session locks are re-entrant within a session);
+* a lock in the database, so that processes (proxy workers, CLI runs) exclude each other:
+  PostgreSQL ``pg_try_advisory_lock`` and MariaDB ``GET_LOCK``. Both belong to a session,
+  so they are taken and given back on the backend's writable session (``backend.run``,
+  the one that also builds), whose answer cannot be read; whether the try succeeded is
+  read from the server's lock table on a query session (``pg_locks``, ``IS_USED_LOCK``)
+  and compared with the writable session's id. The try is polled, so a waiting builder
+  never holds a connection. DuckDB allows one writing process per database file, so the
+  process lock is the database lock.
 
 Example:
     >>> from paradise.backends.duckdb import DuckDBBackend
@@ -22,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from sqlglot import exp
 
@@ -54,24 +59,70 @@ def _process_lock(backend: Backend, name: str) -> threading.Lock:
         return lock
 
 
-def _try_sql(dialect: str, key: tuple[int, str]) -> str | None:
-    number, name = key
-    if dialect == "postgres":
-        call = exp.func("pg_try_advisory_lock", exp.Literal.number(number))
-    elif dialect == "mysql":
-        call = exp.func("GET_LOCK", exp.Literal.string(name), exp.Literal.number(0))
-    else:
-        return None
-    return exp.select(call).sql(dialect)
+def _writable_session(backend: Backend) -> int | None:
+    """The server's id of the backend's writable session (None: not known)."""
+    con: Any = getattr(backend, "connection", None)
+    if backend.dialect == "postgres":
+        info = getattr(con, "info", None)
+        return int(info.backend_pid) if info is not None else None
+    if backend.dialect == "mysql":
+        thread_id = getattr(con, "thread_id", None)
+        return int(thread_id()) if callable(thread_id) else None
+    return None
 
 
-def _release_sql(dialect: str, key: tuple[int, str]) -> str:
+def _call(name: str, *args: exp.Expr) -> str:
+    return exp.select(exp.func(name, *args)).sql(dialect="postgres")
+
+
+def _statements(dialect: str, key: tuple[int, str]) -> tuple[str, str, str]:
+    """(try to take it, who holds it, give it back) in ``dialect``."""
     number, name = key
     if dialect == "postgres":
-        call = exp.func("pg_advisory_unlock", exp.Literal.number(number))
-    else:
-        call = exp.func("RELEASE_LOCK", exp.Literal.string(name))
-    return exp.select(call).sql(dialect)
+        high, low = (number >> 32) & 0xFFFFFFFF, number & 0xFFFFFFFF
+
+        def oid(col: str, value: int) -> exp.Expr:
+            return exp.EQ(
+                this=exp.cast(exp.column(col), exp.DataType.Type.BIGINT),
+                expression=exp.Literal.number(value),
+            )
+
+        database = exp.select(exp.column("oid")).from_(
+            exp.Table(this=exp.to_identifier("pg_database"), db=exp.to_identifier("pg_catalog"))
+        ).where(exp.EQ(this=exp.column("datname"), expression=exp.func("current_database")))
+        holder = (
+            exp.select(exp.column("pid"))
+            .from_(
+                exp.Table(this=exp.to_identifier("pg_locks"), db=exp.to_identifier("pg_catalog"))
+            )
+            .where(
+                exp.and_(
+                    exp.EQ(this=exp.column("locktype"), expression=exp.Literal.string("advisory")),
+                    exp.EQ(this=exp.column("database"), expression=exp.Subquery(this=database)),
+                    oid("classid", high),
+                    oid("objid", low),
+                    exp.EQ(this=exp.column("objsubid"), expression=exp.Literal.number(1)),
+                    exp.column("granted"),
+                )
+            )
+            .sql(dialect="postgres")
+        )
+        lock = exp.Literal.number(number)
+        return (
+            _call("pg_try_advisory_lock", lock),
+            holder,
+            _call("pg_advisory_unlock", lock.copy()),
+        )
+    label = exp.Literal.string(name)
+    return (
+        exp.select(exp.func("GET_LOCK", label, exp.Literal.number(0))).sql(dialect="mysql"),
+        exp.select(exp.func("IS_USED_LOCK", label.copy())).sql(dialect="mysql"),
+        exp.select(exp.func("RELEASE_LOCK", label.copy())).sql(dialect="mysql"),
+    )
+
+
+def _held_by(backend: Backend, holder_sql: str) -> set[int]:
+    return {int(row[0]) for row in backend.execute(holder_sql).rows if row[0] is not None}
 
 
 @contextmanager
@@ -83,14 +134,14 @@ def build_lock(
     if not local.acquire(timeout=timeout):
         raise _busy()
     try:
-        try_sql = _try_sql(backend.dialect, key)
-        if try_sql is None:
+        if backend.dialect not in ("postgres", "mysql"):
             yield
             return
+        take, holder, give_back = _statements(backend.dialect, key)
         deadline = time.monotonic() + timeout
         while True:
-            ((got,),) = backend.execute(try_sql).rows
-            if got in (1, True):
+            backend.run(take)
+            if _writable_session(backend) in _held_by(backend, holder):
                 break
             if time.monotonic() >= deadline:
                 raise _busy()
@@ -98,7 +149,7 @@ def build_lock(
         try:
             yield
         finally:
-            backend.execute(_release_sql(backend.dialect, key))
+            backend.run(give_back)
     finally:
         local.release()
 

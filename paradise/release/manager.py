@@ -55,6 +55,10 @@ class _State:
     note: str | None = None
 
 
+def _uses_checksum(record: ReleaseRecord | None) -> bool:
+    return record is not None and record.fingerprint.startswith(CHECKSUM + ":")
+
+
 class ReleaseSource:
     """The pipeline's view of releases: a plan per table, or None to plan it live."""
 
@@ -220,26 +224,28 @@ class Releases(ReleaseSource):
         """The version to serve for ``spec``, built or rebuilt first where the rules say."""
         state = self._state(spec.key)
         with state.lock:
-            rule = spec.policy.release
             now = time.monotonic()
             record = state.record
-            due = self._comparison_due(spec, record, now, state)
-            if record is not None and not due and rule.check_every is not None:
+            due = self._comparison_due(spec, record, now, state.checked_at)
+            if record is not None and not due and spec.policy.release.check_every is not None:
                 if record.policy_digest == spec.digest:
                     return record  # inside the check window: serve without a statement
-            checksum = record is not None and record.fingerprint.startswith(CHECKSUM + ":")
+            checksum = _uses_checksum(record)
             version, source = self._check(spec, compare=due, checksum=checksum)
             if version is None:
                 record = None
             elif record is None or record.version != version:
+                # another process built it, or this process has not read it yet: compare
+                # against this version, as its own rule says
                 record = store.load_record(
                     self.backend, spec.schema, spec.role, spec.table, version
                 )
-                if record is not None and source is not None:
-                    checksum_now = record.fingerprint.startswith(CHECKSUM + ":")
-                    if checksum_now != checksum:  # compare like with like
-                        source = None
-                        due = False
+                state.checked_at = float("-inf")
+                source = None
+                if record is not None and self._comparison_due(
+                    spec, record, now, state.checked_at
+                ):
+                    _v, source = self._check(spec, compare=True, checksum=_uses_checksum(record))
             state.record = record
             reason = None
             if record is None:
@@ -258,18 +264,17 @@ class Releases(ReleaseSource):
             return self._rebuild(spec, state, reason, source)
 
     def _comparison_due(
-        self, spec: ReleaseSpec, record: ReleaseRecord | None, now: float, state: _State
+        self, spec: ReleaseSpec, record: ReleaseRecord | None, now: float, checked_at: float
     ) -> bool:
+        """Whether the source fingerprint must be compared before serving ``record``."""
         rule = spec.policy.release
-        if record is None:
-            return False
-        if rule.refresh == "manual":
+        if record is None or rule.refresh == "manual":
             return False
         interval = rule.refresh_seconds
         if interval is not None:
             old = record.age_seconds(time.time()) >= interval
-            return old and now - state.checked_at >= interval
-        return now - state.checked_at >= rule.check_seconds
+            return old and now - checked_at >= interval
+        return now - checked_at >= rule.check_seconds
 
     def _check(
         self, spec: ReleaseSpec, *, compare: bool, checksum: bool
@@ -335,7 +340,7 @@ class Releases(ReleaseSource):
         except ParadiseError as exc:
             # the build may have changed how the source looks (DuckDB checkpoints it): the
             # fingerprint to remember is the one after the attempt
-            checksum = old is not None and old.fingerprint.startswith(CHECKSUM + ":")
+            checksum = _uses_checksum(old)
             try:
                 _v, after = self._check(spec, compare=True, checksum=checksum)
             except ParadiseError:
@@ -384,8 +389,7 @@ class Releases(ReleaseSource):
         )
         fresh: bool | None = None
         if record is not None:
-            checksum = record.fingerprint.startswith(CHECKSUM + ":")
-            _v, source = self._check(spec, compare=True, checksum=checksum)
+            _v, source = self._check(spec, compare=True, checksum=_uses_checksum(record))
             fresh = source == record.fingerprint and record.policy_digest == spec.digest
         failed = [
             r
