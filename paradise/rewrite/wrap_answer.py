@@ -153,7 +153,10 @@ def pg_output_names(query: exp.Query) -> list[str]:
 def _pg_name(proj: exp.Expr) -> str:
     if isinstance(proj, exp.Alias):
         alias = proj.alias
-        if not (alias.startswith("_col_") and alias[5:].isdigit()):
+        auto = alias.startswith("_col_") and alias[5:].isdigit()
+        # qualification names an unaliased literal after its text (SELECT 1 -> "1")
+        auto = auto or (isinstance(proj.this, exp.Literal) and alias == proj.this.name)
+        if not auto:
             return alias
         proj = proj.this
     return _expression_name(proj)
