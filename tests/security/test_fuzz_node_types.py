@@ -24,7 +24,7 @@ from sqlglot import exp
 from paradise import errors
 from tests.security.attack import REFUSALS, Attack, attempt
 
-EXAMPLES = int(os.environ.get("PARADISE_FUZZ_EXAMPLES", "0")) or 40
+EXAMPLES = int(os.environ.get("PARADISE_FUZZ_EXAMPLES", "0")) or 15
 
 
 def _classes() -> list[type[exp.Expr]]:
