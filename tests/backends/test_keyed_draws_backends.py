@@ -41,7 +41,18 @@ N_BODY = 20_000
 
 def _policy(role: str, columns: dict[str, str], transform: list[dict], table: str = "adult"):
     return RolePolicy.model_validate(
-        {"role": role, "tables": {table: {"columns": columns, "transform": transform}}}
+        {
+            "role": role,
+            "tables": {
+                table: {
+                    "columns": columns,
+                    "transform": transform,
+                    # live: every answer computes the keyed draws in its own SQL (a release
+                    # would compute them once, at build time)
+                    "release": {"mode": "live", "acknowledge_averaging": True},
+                }
+            },
+        }
     )
 
 
