@@ -339,7 +339,7 @@ def parse_config(
     except ValidationError as exc:
         error = exc.errors()[0]
         raise _fail(source, _key(error["loc"]), _problem(error), text) from None
-    base = base_dir or Path.cwd()
+    base = (base_dir or Path.cwd()).absolute()
     if (doc.tls.cert is None) != (doc.tls.key is None):
         raise _fail(source, "tls", "cert and key must be given together", text)
     return ServerConfig(
