@@ -101,14 +101,16 @@ class World:
 
     def checksums(self) -> dict[str, tuple[object, ...]]:
         """Table name -> (rows, content hash), read from the backend itself."""
-        names = sorted(self.admin.catalog())
+        # paradise's own release tables are built by paradise, not written by a query
+        names = sorted(n for n in self.admin.catalog() if not n.lower().startswith("_paradise_"))
         out: dict[str, tuple[object, ...]] = {}
         for name in names:
             if self.kind == "duckdb":
                 row = self.admin.execute(f'SELECT count(*), sum(hash(t)) FROM "{name}" t').rows[0]
             else:
-                row = self.admin.execute(f"CHECKSUM TABLE `{name}` EXTENDED").rows[0][1:]
-                row = (*row, self.admin.execute(f"SELECT COUNT(*) FROM `{name}`").rows[0][0])
+                from tests.helpers import table_checksums  # a SELECT: query sessions are read-only
+
+                row = table_checksums(self.admin, [name])[name]
             out[name] = tuple(row)
         return out
 
