@@ -14,8 +14,9 @@ For each case of ``tests/fixtures/anonymize/<operator>.sql`` and each server:
    DuckDB's rows, shuffled microaggregation releases DuckDB's values per column
    (in another row order), and seeded noise and PRAM repeat exactly on a second
    run. The unsorted ("simple") multivariate method groups rows in the order the
-   engine reads them, so only its properties are checked. (Seeded draws are not compared with DuckDB's: a row's key contains its
-   values as text, and engines print floating-point numbers differently.)
+   engine reads them, so only its properties are checked. (Seeded draws are not compared
+   with DuckDB's: a row's keyed message contains its values as text, and engines print
+   floating-point numbers differently.)
 """
 
 from __future__ import annotations
@@ -29,10 +30,18 @@ import pandas as pd
 import pytest
 from sqlglot import exp
 
+from paradise.anonymize.secret import redact
 from paradise.backends.base import Backend, ResultSet
 from paradise.backends.duckdb import DuckDBBackend
 from tests.anonymize.golden_cases import CASES
-from tests.anonymize.helpers import TABLES, duckdb_with_tables, generate, load_tables, read_cases
+from tests.anonymize.helpers import (
+    TABLES,
+    TEST_KEY,
+    duckdb_with_tables,
+    generate,
+    load_tables,
+    read_cases,
+)
 from tests.anonymize.properties import PROPERTIES, align
 from tests.backends.conftest import Database
 
@@ -126,7 +135,8 @@ def test_golden_sql_runs_on_server(
     table = headers["table"]
 
     sql = generate(operator, table, params, backend.dialect, backend).sql(backend.dialect)
-    assert sql == expected, f"generated SQL differs from the golden:\n{sql}"
+    shown = redact(sql, TEST_KEY.pads)  # goldens show the test key's pads as <secret>
+    assert shown == expected, f"generated SQL differs from the golden:\n{shown}"
 
     result = backend.execute(sql)
     assert list(result.columns) == list(TABLES[table].columns)
