@@ -74,7 +74,11 @@ from paradise.anonymize.sqlfuncs import (
     with_uniforms,
 )
 
-__all__ = ["Noise", "NoiseParams"]
+__all__ = ["MAX_JOINT_COLUMNS", "Noise", "NoiseParams"]
+
+MAX_JOINT_COLUMNS = 12
+"""Most columns ``correlated2`` perturbs jointly (the factor has p(p+1)/2 window columns)."""
+
 
 
 class NoiseParams(OperatorParams):
@@ -182,10 +186,6 @@ class Noise:
         self, params: NoiseParams, ctx: OperatorContext
     ) -> tuple[tuple[str, ...], ...] | None:
         return None
-
-
-MAX_JOINT_COLUMNS = 12
-"""Most columns ``correlated2`` perturbs jointly (the factor has p(p+1)/2 window columns)."""
 
 
 def _zero(value: exp.Expr) -> exp.Expr:
