@@ -137,7 +137,7 @@ class Noise:
         ]
         if params.method == "correlated2":
             source = with_covariance(
-                drawn, [flt(column(c)) for c in targets], alias=helper("noise_u")
+                drawn, [flt(column(c)) for c in targets], ctx.dialect, alias=helper("noise_u")
             )
             values = _correlated2(targets, z, params.alpha)
         elif params.method == "additive":
