@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from paradise.anonymize.secret import draw_key
 from paradise.cli import cli
 
 
@@ -59,6 +61,18 @@ def test_explain(tmp_path: Path) -> None:
     assert "anonymized relation (slicing)" in result.output
     assert "read from release v1" in result.output and "_paradise_rel_analyst" in result.output
     assert "POSITIONAL JOIN" not in result.output
+
+
+def test_explain_shows_no_key_material(tmp_path: Path) -> None:
+    """Seeded noise and PRAM: the statement carries the role's key pads, the CLI shows <secret>."""
+    db = _db(tmp_path)
+    sql = "SELECT age, fnlwgt, marital_status FROM adult"
+    result = CliRunner().invoke(cli, ["explain", "--db", db, "-r", "statistics_office", sql])
+    assert result.exit_code == 0, result.output
+    shown = result.output.replace("\n", "")  # the console folds long lines
+    pads = draw_key(os.environ["PARADISE_SECRET"].encode(), "statistics_office").pads
+    assert "<secret>" in shown and "suf-2024" in shown
+    assert not any(pad in shown for pad in pads)
 
 
 def test_policy_validate(tmp_path: Path) -> None:

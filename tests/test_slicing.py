@@ -214,3 +214,29 @@ def test_slicing_split_column_is_read_when_the_query_does_not_name_it(split, adu
     assert got == expected
     income = proc.query("SELECT income, count(*) AS n FROM adult GROUP BY income", role="splitter")
     assert dict(income.rows) == adult.groupby("income").size().to_dict()
+
+
+def test_stable_bucket_keys_are_keyed_by_the_secret(proc: paradise.Processor) -> None:
+    """The order slicing cuts buckets from repeats under one key and is unrelated under
+    another key or to the public row hash (which anyone could compute from a guessed row)."""
+    from scipy import stats
+
+    from paradise.anonymize.dialects import row_hash
+    from paradise.anonymize.secret import draw_key
+
+    cols = [column(c) for c in ("age", "workclass", "education", "sex")]
+
+    def order(expr: exp.Expr) -> list[int]:
+        query = exp.select(exp.alias_(expr, "k")).from_("adult").order_by("id")
+        return [r[0] for r in proc.backend.connection.sql(query.sql("duckdb")).fetchall()]
+
+    one = order(stable_row_key(cols, TEST_KEY, "0", "duckdb"))
+    assert one == order(stable_row_key(cols, TEST_KEY, "0", "duckdb"))
+    others = [
+        order(stable_row_key(cols, draw_key(b"another server secret!", "tester"), "0", "duckdb")),
+        order(stable_row_key(cols, TEST_KEY, "1", "duckdb")),  # another label
+        order(row_hash(cols, "duckdb")),
+    ]
+    for other in others:
+        rho = stats.spearmanr(one, other).statistic
+        assert abs(rho) < 0.03

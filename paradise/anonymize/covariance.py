@@ -10,11 +10,14 @@ the data appears in the SQL text.
 Layers (each a derived table, ``SELECT *, <new columns> FROM (<previous>)``):
 
 1. means ``m_i = AVG(x_i) OVER ()``;
-2. covariances ``s_ij = SUM((x_i - m_i)(x_j - m_j)) OVER () / NULLIF(COUNT(..) OVER () - 1, 0)``
-   for ``i >= j`` — the two-pass form (:func:`paradise.anonymize.sqlfuncs.stddev_window`),
-   fast on MariaDB and numerically stable; a product is NULL where either value is,
-   so ``s_ij`` is computed over the rows where both are present (around each column's
-   own mean) and equals ``COVAR_SAMP`` when there are no NULLs;
+2. covariances ``s_ij`` for ``i >= j``: ``COVAR_SAMP``/``VAR_SAMP`` windows, in the
+   same layer as the means, on DuckDB and PostgreSQL; on MariaDB (which has no
+   ``COVAR_SAMP`` and computes ``VAR_*`` windows in quadratic time, see
+   :data:`~paradise.anonymize.sqlfuncs.WINDOW_STDDEV`) the two-pass
+   ``SUM((x_i - m_i)(x_j - m_j)) OVER () / NULLIF(COUNT(..) OVER () - 1, 0)`` in a
+   layer of its own. Both use the rows where both values are present; the two-pass
+   form centres them on each column's own mean, so the two agree exactly when there
+   are no NULLs (and differ a little where NULLs make the pair's means differ);
 3. Cholesky–Banachiewicz, one layer per column ``j < p - 1``:
    ``l_jj = sqrt(max(s_jj - Σ_{k<j} l_jk², 0))`` and
    ``l_ij = (s_ij - Σ_{k<j} l_ik·l_jk) / l_jj`` — 0 where ``l_jj = 0`` (a constant
@@ -30,9 +33,11 @@ Layers (each a derived table, ``SELECT *, <new columns> FROM (<previous>)``):
 
 Example:
     >>> rel = exp.select('"x"', '"y"').from_("t")
-    >>> q = with_covariance(rel, [column("x"), column("y")], alias="c")
+    >>> q = with_covariance(rel, [column("x"), column("y")], "duckdb", alias="c")
     >>> sql = q.sql("duckdb")
-    >>> "AVG(" in sql and "SQRT(" in sql and "NULLIF(COUNT(" in sql
+    >>> "COVAR_SAMP(" in sql and "SQRT(" in sql and "AVG(" in sql
+    True
+    >>> "NULLIF(COUNT(" in with_covariance(rel, [column("x")], "mysql", alias="c").sql("mysql")
     True
 """
 
@@ -43,7 +48,8 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from paradise.anonymize.base import column, helper
-from paradise.anonymize.sqlfuncs import lit, window
+from paradise.anonymize.sqlfuncs import WINDOW_STDDEV, lit, window
+from paradise.errors import UnsupportedQueryError
 
 __all__ = ["factor", "last_diagonal", "mean", "with_covariance"]
 
@@ -90,31 +96,54 @@ def last_diagonal(p: int) -> exp.Expr:
     return _diagonal(p - 1)
 
 
-def with_covariance(relation: exp.Select, values: Sequence[exp.Expr], *, alias: str) -> exp.Select:
+def with_covariance(
+    relation: exp.Select, values: Sequence[exp.Expr], dialect: str, *, alias: str
+) -> exp.Select:
     """``relation`` with the means, covariances and Cholesky entries of ``values`` attached.
 
     ``values`` are expressions over the relation's columns (typically casts to DOUBLE).
     Column names: :func:`mean` for the means, :func:`factor` for ``l_ij`` with
-    ``j < p - 1``; the last diagonal entry is :func:`last_diagonal`.
+    ``j < p - 1``; the last diagonal entry is :func:`last_diagonal`. The covariances
+    are computed as :data:`~paradise.anonymize.sqlfuncs.WINDOW_STDDEV` says for
+    ``dialect``: ``COVAR_SAMP``/``VAR_SAMP`` windows next to the means in one pass
+    (DuckDB, PostgreSQL), or in two passes around the means (MariaDB).
     """
+    how = WINDOW_STDDEV.get(dialect)
+    if how is None:
+        raise UnsupportedQueryError(
+            f"window covariances are not supported on {dialect}",
+            hint="use duckdb, postgres or mysql",
+        )
     p = len(values)
-    out = _layer(
-        relation,
-        alias,
-        [
-            exp.alias_(window(exp.func("AVG", v.copy())), mean(i), quoted=True)
-            for i, v in enumerate(values)
-        ],
-    )
-    deviations = [exp.paren(v.copy() - column(mean(i)), copy=False) for i, v in enumerate(values)]
+    means = [
+        exp.alias_(window(exp.func("AVG", v.copy())), mean(i), quoted=True)
+        for i, v in enumerate(values)
+    ]
     covariances = []
-    for i in range(p):
-        for j in range(i + 1):
-            product = deviations[i].copy() * deviations[j].copy()
-            count = window(exp.func("COUNT", product.copy())) - lit(1)
-            value = window(exp.func("SUM", product)) / exp.Nullif(this=count, expression=lit(0))
-            covariances.append(exp.alias_(value, _cov(i, j), quoted=True))
-    out = _layer(out, f"{alias}_m", covariances)
+    if how == "aggregate":
+        for i in range(p):
+            for j in range(i + 1):
+                value = (
+                    exp.func("VAR_SAMP", values[i].copy())
+                    if i == j
+                    else exp.func("COVAR_SAMP", values[i].copy(), values[j].copy())
+                )
+                covariances.append(exp.alias_(window(value), _cov(i, j), quoted=True))
+        out = _layer(relation, alias, [*means, *covariances])
+    else:
+        out = _layer(relation, alias, means)
+        deviations = [
+            exp.paren(v.copy() - column(mean(i)), copy=False) for i, v in enumerate(values)
+        ]
+        for i in range(p):
+            for j in range(i + 1):
+                product = deviations[i].copy() * deviations[j].copy()
+                count = window(exp.func("COUNT", product.copy())) - lit(1)
+                value = window(exp.func("SUM", product)) / exp.Nullif(
+                    this=count, expression=lit(0)
+                )
+                covariances.append(exp.alias_(value, _cov(i, j), quoted=True))
+        out = _layer(out, f"{alias}_m", covariances)
     for j in range(p - 1):
         diagonal = _diagonal(j)
         first = window(exp.func("AVG", diagonal.copy()))

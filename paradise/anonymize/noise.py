@@ -74,7 +74,11 @@ from paradise.anonymize.sqlfuncs import (
     with_uniforms,
 )
 
-__all__ = ["Noise", "NoiseParams"]
+__all__ = ["MAX_JOINT_COLUMNS", "Noise", "NoiseParams"]
+
+MAX_JOINT_COLUMNS = 12
+"""Most columns ``correlated2`` perturbs jointly (the factor has p(p+1)/2 window columns)."""
+
 
 
 class NoiseParams(OperatorParams):
@@ -133,7 +137,7 @@ class Noise:
         ]
         if params.method == "correlated2":
             source = with_covariance(
-                drawn, [flt(column(c)) for c in targets], alias=helper("noise_u")
+                drawn, [flt(column(c)) for c in targets], ctx.dialect, alias=helper("noise_u")
             )
             values = _correlated2(targets, z, params.alpha)
         elif params.method == "additive":
@@ -182,10 +186,6 @@ class Noise:
         self, params: NoiseParams, ctx: OperatorContext
     ) -> tuple[tuple[str, ...], ...] | None:
         return None
-
-
-MAX_JOINT_COLUMNS = 12
-"""Most columns ``correlated2`` perturbs jointly (the factor has p(p+1)/2 window columns)."""
 
 
 def _zero(value: exp.Expr) -> exp.Expr:

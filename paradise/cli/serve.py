@@ -128,7 +128,12 @@ def serve(
     roles = preflight.roles
     _warn_privileges(preflight)
     preflight.close()
+    from paradise.anonymize.secret import process_secret
     from paradise.server.workers import run_workers
+
+    # without a configured secret, one generated secret for every worker: forked children
+    # inherit it, so slicing's stable buckets agree between workers
+    process_secret()
 
     def child(slot: WorkerSlot, pg: list[socket.socket], my: list[socket.socket],
               ready: Callable[[], None]) -> int:  # fmt: skip

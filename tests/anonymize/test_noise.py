@@ -189,8 +189,32 @@ def test_seeded_noise_is_the_same_under_mariadbs_statistics(run, big, monkeypatc
         ({"columns": ["x"], "alpha": 0}, "greater than 0"),
         ({"columns": ["x"], "alpha": 0.1, "seed": -1}, "greater than or equal to 0"),
         ({"columns": [], "alpha": 0.1}, "at least 1"),
+        (
+            {"columns": [f"c{i}" for i in range(13)], "method": "correlated2", "alpha": 0.5},
+            "at most 12 columns jointly",
+        ),
+        ({"columns": ["x"], "alpha": 0.1, "seed": "bad\nlabel"}, "should match pattern"),
     ],
 )
 def test_invalid_parameters_are_refused(params, message) -> None:
     with pytest.raises(ValidationError, match=message):
         NoiseParams.model_validate(params)
+
+
+def test_correlated2_with_a_constant_column_and_nulls(run, golden_backend) -> None:
+    """A constant column gets no noise (its variance is 0), NULL stays NULL, and the factor
+    of a singular covariance matrix stays finite (the clamped Cholesky)."""
+    golden_backend.connection.execute(
+        "CREATE OR REPLACE TABLE edge AS SELECT i AS id, (hash(i) % 1000) / 10.0 AS x, "
+        "7.5 AS c, 2 * ((hash(i) % 1000) / 10.0) AS twice, "
+        "CASE WHEN i % 5 = 0 THEN NULL ELSE (hash(i * 7) % 100) / 1.0 END AS y "
+        "FROM range(5000) r(i)"
+    )
+    params = {"columns": ["x", "c", "twice", "y"], "method": "correlated2", "alpha": 0.5}
+    out = run(golden_backend, "edge", "noise", params).sort_values("id")
+    before = golden_backend.connection.sql("SELECT * FROM edge ORDER BY id").df()
+    assert np.allclose(out["c"], 7.5)
+    assert (out["y"].isna() == before["y"].isna()).all()
+    assert np.isfinite(out[["x", "twice"]].to_numpy()).all()
+    # twice = 2·x: its own factor entry is 0 up to rounding, so the noise keeps the relation
+    assert np.abs(out["twice"] - 2 * out["x"]).max() < 1e-6 * before["twice"].std()
