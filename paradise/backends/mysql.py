@@ -217,6 +217,12 @@ class MySQLBackend:
         """The writable PyMySQL connection (autocommit, values as text), for tools and tests."""
         return self._connection()
 
+    def writable_session(self) -> int:
+        """The server thread id of the writable connection (session-level locks are taken
+        there: :mod:`paradise.release.lock`)."""
+        with self._lock:
+            return int(self._connection().thread_id())
+
     def reopen(self, *, local_infile: bool) -> MySQLBackend:
         """A second backend on the same database (the loader's ``LOAD DATA`` connection)."""
         return MySQLBackend(self._raw_url, settings=self._settings, local_infile=local_infile,

@@ -173,6 +173,12 @@ class PostgresBackend:
         """The writable psycopg connection (autocommit), for loading data in tools and tests."""
         return self._connection()
 
+    def writable_session(self) -> int:
+        """The server process id of the writable connection (session-level locks are
+        taken there: :mod:`paradise.release.lock`)."""
+        with self._lock:
+            return int(self._connection().info.backend_pid)
+
     def _query_pool(self) -> ConnectionPool[Any]:
         with self._pool_lock:
             if self._pool is None:

@@ -26,7 +26,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from sqlglot import exp
 
@@ -59,16 +58,23 @@ def _process_lock(backend: Backend, name: str) -> threading.Lock:
         return lock
 
 
-def _writable_session(backend: Backend) -> int | None:
-    """The server's id of the backend's writable session (None: not known)."""
-    con: Any = getattr(backend, "connection", None)
-    if backend.dialect == "postgres":
-        info = getattr(con, "info", None)
-        return int(info.backend_pid) if info is not None else None
-    if backend.dialect == "mysql":
-        thread_id = getattr(con, "thread_id", None)
-        return int(thread_id()) if callable(thread_id) else None
-    return None
+def _writable_session(backend: Backend) -> int:
+    """The server's id of the backend's writable session, where the lock is taken.
+
+    A backend (or a wrapper around one) that cannot name it cannot take the lock: refused
+    at once, rather than polling for a lock it could never see itself holding.
+    """
+    method = getattr(backend, "writable_session", None)
+    session = method() if callable(method) else None
+    if session is None:
+        raise BackendError(
+            f"this {backend.dialect} backend does not name its writable session, so a "
+            "release build cannot take its lock",
+            sqlstate="55000",
+            hint="use paradise's PostgreSQL or MySQL backend (or delegate writable_session() "
+            "from a wrapper)",
+        )
+    return int(session)
 
 
 def _call(name: str, *args: exp.Expr) -> str:
@@ -87,9 +93,13 @@ def _statements(dialect: str, key: tuple[int, str]) -> tuple[str, str, str]:
                 expression=exp.Literal.number(value),
             )
 
-        database = exp.select(exp.column("oid")).from_(
-            exp.Table(this=exp.to_identifier("pg_database"), db=exp.to_identifier("pg_catalog"))
-        ).where(exp.EQ(this=exp.column("datname"), expression=exp.func("current_database")))
+        database = (
+            exp.select(exp.column("oid"))
+            .from_(
+                exp.Table(this=exp.to_identifier("pg_database"), db=exp.to_identifier("pg_catalog"))
+            )
+            .where(exp.EQ(this=exp.column("datname"), expression=exp.func("current_database")))
+        )
         holder = (
             exp.select(exp.column("pid"))
             .from_(
@@ -140,7 +150,10 @@ def build_lock(
         take, holder, give_back = _statements(backend.dialect, key)
         deadline = time.monotonic() + timeout
         while True:
-            backend.run(take)
+            # the writable session may already hold it (a reconnect, an earlier give-back
+            # that failed): session locks count, so it is taken once and only then
+            if _writable_session(backend) not in _held_by(backend, holder):
+                backend.run(take)
             if _writable_session(backend) in _held_by(backend, holder):
                 break
             if time.monotonic() >= deadline:
@@ -149,9 +162,18 @@ def build_lock(
         try:
             yield
         finally:
-            backend.run(give_back)
+            _give_back(backend, give_back, holder)
     finally:
         local.release()
+
+
+def _give_back(backend: Backend, give_back: str, holder: str) -> None:
+    """Release the lock until the writable session no longer holds it (bounded: a session
+    lock taken more than once is held until given back as often)."""
+    for _ in range(8):
+        backend.run(give_back)
+        if _writable_session(backend) not in _held_by(backend, holder):
+            return
 
 
 def _busy() -> BackendError:

@@ -401,14 +401,21 @@ def _quoted_values(
 
 
 def _bookkeeping(statement: str) -> bool:
-    """paradise's own release bookkeeping (metadata and source fingerprints): statements
+    """paradise's own release bookkeeping (metadata, source fingerprints, build locks): statements
     built without any text of the user's query, which read stored tables by design."""
     if "_paradise_r_" in statement:
         return False  # a statement that carries the user's query: always checked
     if not statement.lstrip().upper().startswith(("SELECT", "WITH", "(")):
         return True  # a release build's own DDL (the read-only query path runs no other)
     lowered = statement.lower()
-    markers = ("_paradise_releases", "pragma_storage_info", "xmin", "update_time")
+    markers = (
+        "_paradise_releases",
+        "pragma_storage_info",
+        "xmin",
+        "update_time",
+        "pg_catalog.pg_locks",  # a release's build lock, probed on the query session
+        "is_used_lock",
+    )
     return any(marker in lowered for marker in markers)
 
 

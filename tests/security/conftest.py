@@ -54,6 +54,10 @@ class RecordingBackend:
     def interrupt(self) -> None:
         self.inner.interrupt()
 
+    def writable_session(self) -> int | None:
+        method = getattr(self.inner, "writable_session", None)
+        return method() if callable(method) else None
+
     def close(self) -> None:
         self.inner.close()
 
