@@ -252,6 +252,14 @@ class PostgresBackend:
                 con.execute(sql.encode())
             except psycopg.Error as exc:
                 raise _query_error(exc, con) from None
+            except BaseException:
+                # interrupted mid-statement (Ctrl-C, a timeout signal): stop it on the
+                # server (it would go on holding its locks) and start the next one afresh
+                _cancel(con)
+                con.close()
+                if self._con is con:
+                    self._con = None
+                raise
 
     def interrupt(self, token: object | None = None) -> None:
         """Cancel the running queries (only those under ``token``, when one is given);
