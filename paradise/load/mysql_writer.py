@@ -74,6 +74,12 @@ class MySQLWriter:
         except BaseException:
             self.abort()
             raise
+        try:
+            # InnoDB updates its row estimate in the background: until then the optimizer
+            # may take the new table for a single row and plan joins as nested loops
+            self._run(exp.Analyze(kind="TABLE", tables=[table_ref(self._table)]))
+        except BackendError:
+            pass
         self._close()
 
     def abort(self) -> None:

@@ -182,6 +182,10 @@ class _PostgresWriter:
         self._run(rename(self._staging, self._table).sql("postgres"))
         self._open = False
         self._transaction.__exit__(None, None, None)
+        try:  # planner statistics now, not when autovacuum gets round to it
+            self._run(exp.Analyze(tables=[table_ref(self._table)]).sql("postgres"))
+        except BackendError:
+            pass
 
     def abort(self) -> None:
         if self._open:

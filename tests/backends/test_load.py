@@ -140,3 +140,26 @@ def test_add_id_must_not_collide(backend: Backend, tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_file(backend, path, "ids", add_id="id")
     assert info.value.sqlstate == "42701"
+
+
+def test_the_planner_knows_the_size_of_a_loaded_table(backend: Backend, tmp_path: Path) -> None:
+    """Statistics are taken as part of the load: right after it, the planner's row estimate
+    is the table's size, not the one row InnoDB (or an unanalyzed PostgreSQL table) would
+    assume until background statistics run (MariaDB then plans joins as nested loops)."""
+    if backend.dialect == "duckdb":
+        pytest.skip("DuckDB keeps exact row counts")
+    path = tmp_path / "sized.parquet"
+    pq.write_table(pa.table({"x": list(range(20_000)), "y": ["v"] * 20_000}), path)
+    load_file(backend, path, "sized", replace=True)
+    if backend.dialect == "postgres":
+        sql = (
+            "SELECT c.reltuples FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
+            "ON n.oid = c.relnamespace WHERE c.relname = 'sized' AND n.nspname = current_schema()"
+        )
+    else:
+        sql = (
+            "SELECT TABLE_ROWS FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'sized'"
+        )
+    [(estimate,)] = backend.execute(sql).rows
+    assert 10_000 <= float(estimate) <= 40_000, estimate
