@@ -470,7 +470,10 @@ def _assemble(
             ref.alias in keyed for ref in model.refs if ref.table == table
         ):
             relation = plan.keyless  # the numbered key is never read: do not number
-        if plan.volatile and uses.get(table, 0) > 1:
+        if uses.get(table, 0) > 1 and (plan.volatile or ctx.dialect == "mysql"):
+            # one evaluation for every reference: the same draws everywhere; on MariaDB
+            # also the speed of a self-join, which otherwise recomputes the relation's
+            # expressions (pseudonym hashes, preference cases) per pair of rows it compares
             final = with_shared_cte(final, name, relation, ctx.dialect)
         else:
             final = final.with_(exp.to_identifier(name, quoted=True), as_=relation, copy=False)
