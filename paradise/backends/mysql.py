@@ -179,12 +179,7 @@ class MySQLBackend:
         if settings is None and "mariadb" in self._con.get_server_info().lower():
             self._settings.update(MARIADB_SETTINGS)
             with self._con.cursor() as cur:
-                cur.execute(
-                    "SET SESSION "
-                    + ", ".join(
-                        f"{_variable(k)} = {_setting_value(v)}" for k, v in MARIADB_SETTINGS.items()
-                    )
-                )
+                cur.execute(_set_session(MARIADB_SETTINGS))
         self._idle: ConnectionStack[pymysql.connections.Connection[Any]] = ConnectionStack(
             self._connect_query_session, _close, lambda c: bool(c.open)
         )
@@ -196,12 +191,7 @@ class MySQLBackend:
     def _connect(
         self, *, settings: bool = True, local_infile: bool | None = None
     ) -> pymysql.connections.Connection[Any]:
-        init = None
-        if settings and self._settings:
-            # names are checked identifiers, values plain numbers or words (no user data)
-            init = "SET SESSION " + ", ".join(
-                f"{_variable(k)} = {_setting_value(v)}" for k, v in self._settings.items()
-            )
+        init = _set_session(self._settings) if settings and self._settings else None
         try:
             return pymysql.connect(
                 **self._params,
@@ -472,6 +462,18 @@ def _column(values: list[Any], arrow: pa.DataType | None, field: Any) -> pa.Arra
         return pa.array(python)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return pa.array([None if v is None else str(v) for v in python], type=pa.string())
+
+
+def _set_session(settings: Mapping[str, str]) -> str:
+    """``SET SESSION a = 1, b = 'x'``: names are checked identifiers, values plain numbers
+    or words (no user data).
+
+    >>> _set_session({"join_cache_level": "4", "sql_mode": "ANSI"})
+    "SET SESSION join_cache_level = 4, sql_mode = 'ANSI'"
+    """
+    return "SET SESSION " + ", ".join(
+        f"{_variable(k)} = {_setting_value(v)}" for k, v in settings.items()
+    )
 
 
 def _variable(name: str) -> str:
