@@ -148,12 +148,10 @@ def build_lock(
             yield
             return
         take, holder, give_back = _statements(backend.dialect, key)
+        _writable_session(backend)  # a backend that cannot name it is refused before a take
         deadline = time.monotonic() + timeout
         while True:
-            # the writable session may already hold it (a reconnect, an earlier give-back
-            # that failed): session locks count, so it is taken once and only then
-            if _writable_session(backend) not in _held_by(backend, holder):
-                backend.run(take)
+            backend.run(take)
             if _writable_session(backend) in _held_by(backend, holder):
                 break
             if time.monotonic() >= deadline:
@@ -168,8 +166,9 @@ def build_lock(
 
 
 def _give_back(backend: Backend, give_back: str, holder: str) -> None:
-    """Release the lock until the writable session no longer holds it (bounded: a session
-    lock taken more than once is held until given back as often)."""
+    """Release the lock until the writable session no longer holds it: session locks
+    count, and the session may have held it already when it was taken (an earlier
+    give-back that failed), so once may not free it (bounded)."""
     for _ in range(8):
         backend.run(give_back)
         if _writable_session(backend) not in _held_by(backend, holder):
