@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from paradise.anonymize.base import AGGREGATE_ROW_LIMIT, HELPER_PREFIX, RewriteDatabase
 from paradise.anonymize.contributor import CONTRIBUTOR
-from paradise.anonymize.dialects import with_shared_cte
+from paradise.anonymize.dialects import traits, with_shared_cte
 from paradise.anonymize.preferences import shaped_subjects_query
 from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
 from paradise.anonymize.secret import draw_key, process_secret
@@ -470,10 +470,11 @@ def _assemble(
             ref.alias in keyed for ref in model.refs if ref.table == table
         ):
             relation = plan.keyless  # the numbered key is never read: do not number
-        if uses.get(table, 0) > 1 and (plan.volatile or ctx.dialect == "mysql"):
-            # one evaluation for every reference: the same draws everywhere; on MariaDB
-            # also the speed of a self-join, which otherwise recomputes the relation's
-            # expressions (pseudonym hashes, preference cases) per pair of rows it compares
+        inlined = traits(ctx.dialect).shared_cte == "recursive"  # a plain CTE per reference
+        if uses.get(table, 0) > 1 and (plan.volatile or inlined):
+            # one evaluation for every reference: the same draws everywhere; where the
+            # engine inlines CTEs (MariaDB) also the speed of a self-join, which otherwise
+            # recomputes the relation's expressions per pair of rows it compares
             final = with_shared_cte(final, name, relation, ctx.dialect)
         else:
             final = final.with_(exp.to_identifier(name, quoted=True), as_=relation, copy=False)
