@@ -64,6 +64,7 @@ class ListenerThread:
             self.loop.run_until_complete(listener.start())
             ready.set()
             self.loop.run_forever()
+            self.loop.close()  # its self-pipe sockets, or GC reports them in a later test
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()

@@ -50,6 +50,7 @@ def _start(listener: MysqlListener) -> tuple[asyncio.AbstractEventLoop, threadin
         loop.run_until_complete(listener.start())
         ready.set()
         loop.run_forever()
+        loop.close()  # its self-pipe sockets, or GC reports them in a later test
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
