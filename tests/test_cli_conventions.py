@@ -211,3 +211,45 @@ def test_suppress_speaks_english_by_default_and_leaves_no_file(tmp_path: Path) -
     assert german.stdout.splitlines()[0].startswith("Kreis,Quartier,")
     assert "Anonymisiert, damit in Kreis 3" in german.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cells.duckdb"]
+
+INTERRUPTED_INSIDE_A_LIBRARY = """
+import os, signal, sys
+import click
+from paradise.cli import app, main
+
+@app.cli.command("hold")
+@click.option("--signal", "signame", default="")
+def hold(signame):
+    try:
+        if signame:
+            os.kill(os.getpid(), getattr(signal, signame))  # handled before kill returns
+    except KeyboardInterrupt:
+        # what DuckDB does when the signal arrives inside a query
+        raise RuntimeError("Query interrupted") from None
+    raise RuntimeError("a bug, not an interruption")
+
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_an_interruption_a_library_reports_as_its_own_error_is_one_line_and_130(
+    tmp_path: Path, signame: str
+) -> None:
+    """DuckDB turns the Ctrl-C that arrives inside a query into ``RuntimeError: Query
+    interrupted``; the console script still says ``interrupted`` and exits 130."""
+    run = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_INSIDE_A_LIBRARY, "hold", "--signal", signame],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 130, run.stderr
+    assert run.stderr.splitlines() == ["interrupted"], run.stderr
+
+
+def test_an_error_without_a_signal_is_not_taken_for_an_interruption(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_INSIDE_A_LIBRARY, "hold"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert "a bug, not an interruption" in run.stderr and "interrupted\n" not in run.stderr

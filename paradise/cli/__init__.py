@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from types import FrameType
 
-from paradise.cli.app import EXIT_INTERRUPTED, ParadiseGroup, cli, print_interrupted
+from paradise.cli.app import (
+    EXIT_INTERRUPTED,
+    ParadiseGroup,
+    cli,
+    print_interrupted,
+    stop_on_signal,
+)
 from paradise.cli.data import anonymize, load
 from paradise.cli.demo import demo
 from paradise.cli.examples import examples
@@ -38,14 +43,10 @@ for command in (
     cli.add_command(command)
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM ends a command like Ctrl-C: its clean-up runs, then exit code 130."""
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``paradise`` console script."""
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, stop_on_signal)
+    signal.signal(signal.SIGTERM, stop_on_signal)
     try:
         cli.main(args=argv, prog_name="paradise", standalone_mode=True)
     except KeyboardInterrupt:  # outside a command (while starting up)

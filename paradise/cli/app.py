@@ -13,7 +13,9 @@ Exit codes (:data:`EXIT_CODES`, documented in ``docs/cli.md`` and enforced by te
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from types import FrameType
 from typing import Any
 
 import click
@@ -88,6 +90,21 @@ def print_interrupted() -> None:
     err_console.print(Text("interrupted", style="bold red"))
 
 
+_signalled = threading.Event()
+
+
+def stop_on_signal(signum: int, frame: FrameType | None) -> None:
+    """The SIGINT and SIGTERM handler of the console script: remember that the user asked
+    to stop, then stop like Ctrl-C (clean-up runs, exit code 130).
+
+    A library may turn the ``KeyboardInterrupt`` into its own error on the way out (DuckDB
+    raises ``RuntimeError: Query interrupted`` when the signal arrives inside a query);
+    :class:`ParadiseGroup` reports any error after a signal as the interruption it is.
+    """
+    _signalled.set()
+    raise KeyboardInterrupt
+
+
 class ParadiseGroup(click.Group):
     """A group that turns :class:`ParadiseError` into one line on stderr and its exit code,
     and an interruption into one line and exit code 130."""
@@ -95,7 +112,12 @@ class ParadiseGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException):
+            raise
         except ParadiseError as exc:
+            if _signalled.is_set():
+                print_interrupted()
+                ctx.exit(EXIT_INTERRUPTED)
             print_error(exc)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
@@ -103,6 +125,11 @@ class ParadiseGroup(click.Group):
             ctx.exit(EXIT_INTERRUPTED)
         except click.exceptions.Abort:  # Ctrl-C at a prompt: the cursor is after the prompt
             err_console.print()
+            print_interrupted()
+            ctx.exit(EXIT_INTERRUPTED)
+        except Exception:
+            if not _signalled.is_set():
+                raise
             print_interrupted()
             ctx.exit(EXIT_INTERRUPTED)
 
