@@ -36,6 +36,7 @@ def proc() -> paradise.Processor:
     backend = RecordingDuckDB()
     processor = paradise.connect(backend)
     processor.load_demo()
+    processor.catalog()  # read once now: a test that counts statements must not see it
     return processor
 
 
