@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from paradise.anonymize.dialects import traits, with_shared_cte
 from paradise.anonymize.preferences import shaped_subjects_query
 from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_key
 from paradise.anonymize.secret import draw_key, process_secret
-from paradise.backends.base import Backend
+from paradise.backends.base import Backend, ResultSet
 from paradise.backends.errors import user_error
 from paradise.errors import (
     BackendError,
@@ -608,18 +608,37 @@ def run(
     if prepared_cache is not None:
         key = prepared_key(sql, role=ctx.role, read_dialect=ctx.read_dialect, params=params)
     cached = prepared_cache.get(key) if prepared_cache is not None and key is not None else None
-    if cached is not None and releases is not None and not releases.current(ctx, cached.plans):
-        cached = None  # a release it reads was rebuilt (or must be)
-    if cached is not None:
-        prepared = dataclasses.replace(cached, timings_ms={"prepare (cached)": 0.0})
-    else:
+
+    def fresh() -> Prepared:
         prepared = prepare(
             sql, ctx, params=params, plan_cache=plan_cache, database=access, releases=releases
         )
         if prepared_cache is not None and key is not None and not access.used:
             prepared_cache.put(key, prepared)
+        return prepared
+
+    served: Callable[[], bool] | None = None
+    if cached is not None:
+        prepared = dataclasses.replace(cached, timings_ms={"prepare (cached)": 0.0})
+        if releases is not None:
+            # are the releases it reads still the ones to serve? asked beside the answer;
+            # the answer is withheld until the verdict is in
+            served = releases.current_later(ctx, cached.plans)
+    else:
+        prepared = fresh()
     clock = _Clock()
-    result_set = _execute(backend, prepared)
+    try:
+        result_set: ResultSet | None = _execute(backend, prepared)
+        failure: ParadiseError | None = None
+    except ParadiseError as exc:  # e.g. the release it read was dropped meanwhile
+        result_set, failure = None, exc
+    if served is not None and not served():
+        # a release it read was rebuilt (or had to be): answer from the current one
+        prepared = fresh()
+        result_set, failure = _execute(backend, prepared), None
+    if failure is not None:
+        raise failure
+    assert result_set is not None
     clock.lap("execute")
     width = len(prepared.columns)
     table = result_set.table
@@ -796,7 +815,7 @@ def _table_annotations(
     )
 
 
-def _execute(backend: Backend, prepared: Prepared) -> Any:
+def _execute(backend: Backend, prepared: Prepared) -> ResultSet:
     """Run the statement; a failure reaches the caller as a data-free error with a request id
     (:func:`paradise.backends.errors.user_error`), never with key material."""
     try:

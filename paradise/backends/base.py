@@ -91,7 +91,14 @@ def rows_to_arrow(
 
 
 class Backend(Protocol):
-    """A database paradise runs generated SQL in."""
+    """A database paradise runs generated SQL in.
+
+    Optional capabilities, read with ``getattr`` (a wrapper that does not pass them on
+    simply goes without): ``concurrent_reads = True`` when :meth:`execute` may be called
+    from several threads at once, each call on its own session (release checks then run
+    beside the answer, :mod:`paradise.release.background`); ``writable_session()``, the
+    id of the writable connection's session (release build locks, :mod:`paradise.release.lock`).
+    """
 
     dialect: ClassVar[str]
     url: str

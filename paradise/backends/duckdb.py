@@ -60,6 +60,8 @@ class DuckDBBackend:
     """  # noqa: E501
 
     dialect: ClassVar[str] = "duckdb"
+    concurrent_reads: ClassVar[bool] = True
+    """Calls of :meth:`execute` from several threads run on independent sessions."""
 
     def __init__(
         self,

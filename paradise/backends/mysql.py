@@ -156,6 +156,8 @@ class MySQLBackend:
     """
 
     dialect: ClassVar[str] = "mysql"
+    concurrent_reads: ClassVar[bool] = True
+    """Calls of :meth:`execute` from several threads run on independent sessions."""
 
     def __init__(
         self,

@@ -122,6 +122,8 @@ class PostgresBackend:
     """
 
     dialect: ClassVar[str] = "postgres"
+    concurrent_reads: ClassVar[bool] = True
+    """Calls of :meth:`execute` from several threads run on independent sessions."""
 
     def __init__(
         self,

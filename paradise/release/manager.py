@@ -33,6 +33,7 @@ from paradise.backends.base import Backend
 from paradise.errors import BackendError, ParadiseError
 from paradise.plan import TablePlan
 from paradise.release import store
+from paradise.release.background import in_background
 from paradise.release.build import ReleaseSpec, build_release, drop_release, spec_for
 from paradise.release.fingerprint import CHECKSUM, fingerprint_query, fingerprint_values
 from paradise.release.relation import release_plan
@@ -75,6 +76,17 @@ class ReleaseSource:
     def current(self, ctx: RewriteContext, plans: Mapping[str, TablePlan]) -> bool:
         """Whether every release ``plans`` read is still the one to serve."""
         raise NotImplementedError
+
+    def current_later(
+        self, ctx: RewriteContext, plans: Mapping[str, TablePlan]
+    ) -> Callable[[], bool]:
+        """Start :meth:`current`; the returned call waits for its verdict.
+
+        The caller runs its answer in between and serves it only on ``True``. Here the
+        check runs at once; :class:`Releases` runs it beside the answer where it can.
+        """
+        verdict = self.current(ctx, plans)
+        return lambda: verdict
 
     def annotation(self, plan: TablePlan) -> dict[str, Any] | None:
         """The release part of a table's annotation (version, age, refresh, notes)."""
@@ -169,6 +181,21 @@ class Releases(ReleaseSource):
             ):
                 return False
         return True
+
+    def current_later(
+        self, ctx: RewriteContext, plans: Mapping[str, TablePlan]
+    ) -> Callable[[], bool]:
+        """:meth:`current` on another query session while the caller runs its answer.
+
+        Only where the backend's query sessions are independent (``concurrent_reads``:
+        paradise's DuckDB, PostgreSQL and MySQL backends); otherwise, and where no release
+        is read, the check runs before this returns. See :mod:`paradise.release.background`.
+        """
+        if not any(plan.release is not None for plan in plans.values()):
+            return lambda: True
+        if not getattr(self.backend, "concurrent_reads", False):
+            return super().current_later(ctx, plans)
+        return in_background(lambda: self.current(ctx, plans))
 
     def annotation(self, plan: TablePlan) -> dict[str, Any] | None:
         if plan.release is None:
