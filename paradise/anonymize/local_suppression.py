@@ -158,7 +158,7 @@ def _levels(
             flagged = exp.select(
                 *(column(c) for c in [*base_cols, *carried]),
                 exp.alias_(case_when([(still, lit(1))], lit(0)), pool, quoted=True),
-            ).from_(query.subquery(exp.to_identifier(helper(f"ls{j}a"), quoted=True)))
+            ).from_(query.subquery(exp.to_identifier(helper(f"ls{j}a"), quoted=True), copy=False))
             query = exp.select(
                 *(column(c) for c in [*base_cols, *carried]),
                 exp.alias_(
@@ -169,12 +169,16 @@ def _levels(
                     counts[j],
                     quoted=True,
                 ),
-            ).from_(flagged.subquery(exp.to_identifier(helper(f"ls{j}b"), quoted=True)))
+            ).from_(
+                # built here and used once: wrapped without a copy (copying the growing
+                # nest at every level made planning quadratic in the number of QIs)
+                flagged.subquery(exp.to_identifier(helper(f"ls{j}b"), quoted=True), copy=False)
+            )
             carried.append(counts[j])
     whens = [(column(counts[j]) >= lit(k), lit(j)) for j in range(m + 1)]
     leveled = exp.select(
         *(column(c) for c in base_cols), exp.alias_(case_when(whens, lit(m)), level, quoted=True)
-    ).from_(query.subquery(exp.to_identifier(helper("ls_counts"), quoted=True)))
+    ).from_(query.subquery(exp.to_identifier(helper("ls_counts"), quoted=True), copy=False))
     return leveled, qis
 
 
