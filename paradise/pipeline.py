@@ -39,7 +39,7 @@ from paradise.postprocess.aggregates import check_rollup_contributors, suppress_
 from paradise.postprocess.annotate import Annotations, TableAnnotation
 from paradise.postprocess.verify import Labels, small_groups, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
-from paradise.release.manager import ReleaseSource
+from paradise.release.manager import CANCELLED, ReleaseSource
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import (
     Block,
@@ -631,6 +631,8 @@ def run(
         result_set: ResultSet | None = _execute(backend, prepared)
         failure: ParadiseError | None = None
     except ParadiseError as exc:  # e.g. the release it read was dropped meanwhile
+        if exc.sqlstate == CANCELLED:
+            raise  # a cancel or a timeout ends the query, whatever the check says
         result_set, failure = None, exc
     if served is not None and not served():
         # a release it read was rebuilt (or had to be): answer from the current one

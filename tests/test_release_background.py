@@ -143,3 +143,61 @@ def test_background_work_keeps_the_callers_context_and_raises_its_error() -> Non
 
     with pytest.raises(ValueError, match="from the pool"):
         in_background(fail)()
+
+
+class Building:
+    """A DuckDB backend that says when a release build has started writing."""
+
+    def __init__(self) -> None:
+        self.inner = DuckDBBackend(":memory:")
+        self.dialect = self.inner.dialect
+        self.url = self.inner.url
+        self.concurrent_reads = True
+        self.writing = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def run(self, sql: str) -> None:
+        if sql.startswith("CREATE TABLE") and TABLE_PREFIX in sql:
+            self.writing.set()
+        self.inner.run(sql)
+
+
+@pytest.mark.parametrize("stale", [False, True], ids=["first build", "rebuild"])
+def test_a_cancelled_build_is_not_remembered_as_a_failure(stale: bool) -> None:
+    """Cancelling the query that triggered a build ends that query; the next query builds
+    afresh (a remembered failure would refuse it, or serve the stale release)."""
+    from paradise.backends.cancel import query_token
+
+    backend = Building()
+    proc = paradise.connect(backend, pseudonym_secret="s" * 40)  # type: ignore[arg-type]
+    proc.load_demo()
+    sql = "SELECT sex, count(*) AS n FROM adult GROUP BY sex ORDER BY sex"
+    if stale:
+        proc.query(sql, role="statistics_office")
+        backend.run("DELETE FROM adult WHERE age > 80")
+        backend.writing.clear()
+    token = object()
+    outcome: list[BaseException | None] = []
+
+    def query() -> None:
+        with query_token(token):
+            try:
+                proc.query(sql, role="statistics_office")
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - inspected below
+                outcome.append(exc)
+
+    thread = threading.Thread(target=query)
+    thread.start()
+    assert backend.writing.wait(30), "no build started"
+    backend.interrupt(token)
+    thread.join(60)
+    assert isinstance(outcome[0], paradise.ParadiseError), outcome
+    assert outcome[0].sqlstate == "57014"
+    result = proc.query(sql, role="statistics_office")
+    release = result.annotations.tables[0].release
+    assert release is not None and "note" not in release, release
+    total = backend.inner.execute("SELECT count(*) FROM adult").rows[0][0]
+    assert sum(int(n) for _sex, n in result.rows) == total

@@ -22,9 +22,10 @@ import duckdb
 import pyarrow as pa
 
 from paradise.backends.base import ResultSet, rows_to_arrow
-from paradise.backends.cancel import CURRENT_TOKEN
+from paradise.backends.cancel import CURRENT_TOKEN, CancelledTokens
 from paradise.backends.errors import user_error
 from paradise.backends.limits import ResultMeter
+from paradise.backends.pool import QueryCancelled
 from paradise.backends.readonly import ReadOnlyViolation, require_query
 from paradise.errors import BackendError
 
@@ -82,6 +83,7 @@ class DuckDBBackend:
             raise BackendError(f"cannot open DuckDB database {path!r}: {_first_line(exc)}") from exc
         self._lock = threading.Lock()
         self._running: dict[duckdb.DuckDBPyConnection, object | None] = {}
+        self._cancelled = CancelledTokens()
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
@@ -114,9 +116,13 @@ class DuckDBBackend:
 
     def _fetch(self, sql: str, *, fetch: bool = True) -> ResultSet:
         cursor = self._con.cursor()
+        token = CURRENT_TOKEN.get()
         with self._lock:
-            self._running[cursor] = CURRENT_TOKEN.get()
+            self._running[cursor] = token
+            cancelled = token in self._cancelled
         try:
+            if cancelled:  # its query was cancelled before this statement started
+                raise QueryCancelled("canceling statement due to user request")
             if not fetch:
                 cursor.execute(sql)
                 return ResultSet((), (), pa.table({}))
@@ -153,6 +159,7 @@ class DuckDBBackend:
     def interrupt(self, token: object | None = None) -> None:
         """Interrupt the query running under ``token`` (every running query if None)."""
         with self._lock:
+            self._cancelled.add(token)
             running = [c for c, t in self._running.items() if token is None or t is token]
         for cursor in running:
             cursor.interrupt()

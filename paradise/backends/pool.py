@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from paradise.backends.cancel import CURRENT_TOKEN
+from paradise.backends.cancel import CURRENT_TOKEN, CancelledTokens
 from paradise.errors import BackendError
 
 __all__ = ["ConnectionStack", "Lease", "QueryCancelled", "QuerySessions"]
@@ -90,6 +90,7 @@ class QuerySessions(Generic[C]):
         self._cond = threading.Condition()
         self._free = size
         self._leases: list[Lease[C]] = []
+        self._cancelled = CancelledTokens()
 
     @property
     def in_use(self) -> int:
@@ -103,6 +104,8 @@ class QuerySessions(Generic[C]):
         lease: Lease[C] = Lease(CURRENT_TOKEN.get())
         with self._cond:
             self._leases.append(lease)
+            # a statement its query starts after the query was cancelled never runs
+            lease.cancelled = lease.token in self._cancelled
         try:
             self._wait_turn(lease)
             try:
@@ -144,6 +147,7 @@ class QuerySessions(Generic[C]):
         """Cancel the queries under ``token`` (all if None): waiting ones never start,
         running ones get ``cancel(connection)``."""
         with self._cond:
+            self._cancelled.add(token)
             targets = [x for x in self._leases if token is None or x.token is token]
             for lease in targets:
                 lease.cancelled = True

@@ -9,10 +9,12 @@ second session *beside* the answer and the answer waits for its verdict before a
 sees it: the guarantee is unchanged (an answer is served only if the check says its
 release matched the source when the check read it), the latency is the longer of the two.
 
-The work runs in a small process-wide pool of threads, created on first use and again
-after a ``fork`` (a forked proxy worker must not inherit its parent's threads). The
-caller's context variables (cancel token, result limits) go with the work, so
-cancelling a query cancels its check too.
+Each check runs on a thread of its own, started for it: a check waits on the source
+table (a lock held by a writer, a rebuild), and a shared pool of threads would make a
+query on an unlocked table wait for checks of locked ones. The caller's context
+variables (cancel token, result limits) go with the work, so cancelling a query
+cancels its check too (:class:`~paradise.backends.cancel.CancelledTokens` also refuses
+a check that had not started when the cancel came).
 
 Example:
     >>> wait = in_background(lambda: 6 * 7)
@@ -23,34 +25,42 @@ Example:
 from __future__ import annotations
 
 import contextvars
-import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Generic, TypeVar
 
-__all__ = ["WORKERS", "in_background"]
-
-WORKERS = 4
-"""Checks that run at once in one process; more wait for a thread (never for an answer)."""
+__all__ = ["in_background"]
 
 T = TypeVar("T")
 
-_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None
 
+class _Outcome(Generic[T]):
+    """What the work returned or raised, once its thread has ended."""
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None or _pool[0] != os.getpid():
-            executor = ThreadPoolExecutor(WORKERS, thread_name_prefix="paradise-release-check")
-            _pool = (os.getpid(), executor)
-        return _pool[1]
+    def __init__(self) -> None:
+        self.value: T | None = None
+        self.error: BaseException | None = None
 
 
 def in_background(work: Callable[[], T]) -> Callable[[], T]:
-    """Start ``work`` on a pool thread (in a copy of the caller's context); the returned
-    call waits for its result, or raises what it raised."""
-    future = _executor().submit(contextvars.copy_context().run, work)
-    return future.result
+    """Start ``work`` on a thread of its own (in a copy of the caller's context); the
+    returned call waits for its result, or raises what it raised."""
+    outcome: _Outcome[T] = _Outcome()
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            outcome.value = context.run(work)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by wait()
+            outcome.error = exc
+
+    thread = threading.Thread(target=target, name="paradise-release-check", daemon=True)
+    thread.start()
+
+    def wait() -> T:
+        thread.join()
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.value  # type: ignore[return-value]
+
+    return wait

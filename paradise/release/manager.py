@@ -44,6 +44,9 @@ __all__ = ["ReleaseSource", "Releases"]
 
 _PLAN_CACHE_SIZE = 512
 
+CANCELLED = "57014"
+"""SQLSTATE query_canceled: a user's cancel, a statement timeout or the proxy's."""
+
 
 @dataclass
 class _State:
@@ -365,6 +368,11 @@ class Releases(ReleaseSource):
         try:
             record, built = build_release(self.backend, spec, self._database(), reuse=True)
         except ParadiseError as exc:
+            if exc.sqlstate == CANCELLED:
+                # the query that triggered it was cancelled: not a failure of this release
+                # (remembered, it would serve the old version, or refuse, until the source
+                # changed again); the next query builds afresh
+                raise
             # the build may have changed how the source looks (DuckDB checkpoints it): the
             # fingerprint to remember is the one after the attempt
             checksum = _uses_checksum(old)
