@@ -88,13 +88,11 @@ def _last(log: list[tuple[str, float, float]], kind: str) -> tuple[float, float]
 
 def test_the_check_runs_beside_the_answer_and_the_answer_waits_for_it() -> None:
     proc, backend = _proc(concurrent=True)
-    began = time.monotonic()
     result = proc.query(SQL, role="r")
     returned = time.monotonic()
     check, answer = _last(backend.log, "check"), _last(backend.log, "answer")
     assert answer[0] < check[1], "the answer did not start before the check ended"
     assert returned >= check[1], "the answer was served before the check's verdict"
-    assert returned - began < 2 * CHECK_DELAY
     assert backend.threads and threading.current_thread().name not in backend.threads
     assert [int(n) for _g, n in result.rows] == [20, 20, 20]
 
