@@ -25,6 +25,7 @@ from paradise.anonymize.pseudonym import MIN_SECRET_BYTES, pads, redact, role_ke
 from paradise.anonymize.secret import draw_key, process_secret
 from paradise.backends.base import Backend, ResultSet
 from paradise.backends.errors import user_error
+from paradise.backends.pool import QueryCancelled
 from paradise.errors import (
     BackendError,
     ParadiseError,
@@ -39,7 +40,7 @@ from paradise.postprocess.aggregates import check_rollup_contributors, suppress_
 from paradise.postprocess.annotate import Annotations, TableAnnotation
 from paradise.postprocess.verify import Labels, small_groups, verify_answer
 from paradise.prepared_cache import PreparedCache, prepared_key
-from paradise.release.manager import CANCELLED, ReleaseSource
+from paradise.release.manager import ReleaseSource
 from paradise.result import ExplainResult, Result
 from paradise.rewrite.analyze import (
     Block,
@@ -631,7 +632,7 @@ def run(
         result_set: ResultSet | None = _execute(backend, prepared)
         failure: ParadiseError | None = None
     except ParadiseError as exc:  # e.g. the release it read was dropped meanwhile
-        if exc.sqlstate == CANCELLED:
+        if exc.sqlstate == QueryCancelled.sqlstate:
             raise  # a cancel or a timeout ends the query, whatever the check says
         result_set, failure = None, exc
     if served is not None and not served():

@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from paradise.anonymize.base import RewriteDatabase
 from paradise.backends.base import Backend
+from paradise.backends.pool import QueryCancelled
 from paradise.errors import BackendError, ParadiseError
 from paradise.plan import TablePlan
 from paradise.release import store
@@ -43,9 +44,6 @@ from paradise.rewrite.context import RewriteContext
 __all__ = ["ReleaseSource", "Releases"]
 
 _PLAN_CACHE_SIZE = 512
-
-CANCELLED = "57014"
-"""SQLSTATE query_canceled: a user's cancel, a statement timeout or the proxy's."""
 
 
 @dataclass
@@ -368,7 +366,7 @@ class Releases(ReleaseSource):
         try:
             record, built = build_release(self.backend, spec, self._database(), reuse=True)
         except ParadiseError as exc:
-            if exc.sqlstate == CANCELLED:
+            if exc.sqlstate == QueryCancelled.sqlstate:  # a cancel or a timeout
                 # the query that triggered it was cancelled: not a failure of this release
                 # (remembered, it would serve the old version, or refuse, until the source
                 # changed again); the next query builds afresh
