@@ -27,40 +27,25 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from concurrent.futures import Future
+from typing import TypeVar
 
 __all__ = ["in_background"]
 
 T = TypeVar("T")
 
 
-class _Outcome(Generic[T]):
-    """What the work returned or raised, once its thread has ended."""
-
-    def __init__(self) -> None:
-        self.value: T | None = None
-        self.error: BaseException | None = None
-
-
 def in_background(work: Callable[[], T]) -> Callable[[], T]:
     """Start ``work`` on a thread of its own (in a copy of the caller's context); the
     returned call waits for its result, or raises what it raised."""
-    outcome: _Outcome[T] = _Outcome()
+    future: Future[T] = Future()
     context = contextvars.copy_context()
 
     def target() -> None:
         try:
-            outcome.value = context.run(work)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller by wait()
-            outcome.error = exc
+            future.set_result(context.run(work))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+            future.set_exception(exc)
 
-    thread = threading.Thread(target=target, name="paradise-release-check", daemon=True)
-    thread.start()
-
-    def wait() -> T:
-        thread.join()
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.value  # type: ignore[return-value]
-
-    return wait
+    threading.Thread(target=target, name="paradise-release-check", daemon=True).start()
+    return future.result
