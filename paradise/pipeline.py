@@ -464,6 +464,7 @@ def _assemble(
         final.set("limit", tail.limit)
     if tail.offset is not None:
         final.set("offset", tail.offset)
+    inlined = traits(ctx.dialect).shared_cte == "recursive"  # a plain CTE per reference
     for table, plan in reversed(list(plans.items())):
         name = relation_name(table)
         relation = plan.relation
@@ -471,7 +472,6 @@ def _assemble(
             ref.alias in keyed for ref in model.refs if ref.table == table
         ):
             relation = plan.keyless  # the numbered key is never read: do not number
-        inlined = traits(ctx.dialect).shared_cte == "recursive"  # a plain CTE per reference
         if uses.get(table, 0) > 1 and (plan.volatile or inlined):
             # one evaluation for every reference: the same draws everywhere; where the
             # engine inlines CTEs (MariaDB) also the speed of a self-join, which otherwise
