@@ -81,3 +81,22 @@ def table_checksums(backend: Any, tables: Iterable[str]) -> dict[str, tuple[int,
         ((rows, checksum),) = backend.execute(sql).rows
         out[table] = (int(rows), str(checksum))
     return out
+
+
+SMALL_TABLE = "CREATE TABLE t AS SELECT range AS id, range % 3 AS g, range AS v FROM range(60)"
+"""DuckDB: a 60-row table ``t`` for release tests (``g`` in three classes of 20)."""
+
+
+def sliced_role(release: dict[str, Any] | None = None) -> Any:
+    """Role ``r`` reading ``t`` (:data:`SMALL_TABLE`) sliced with k = 2, with the given
+    ``release:`` rules (the defaults if None)."""
+    from paradise.policy.model import RolePolicy
+
+    rules: dict[str, Any] = {
+        "columns": {"id": "identifier", "g": "quasi_identifier", "v": "insensitive"},
+        "privacy": {"k": 2},
+        "transform": [{"slicing": {"groups": [["g"], ["v"]], "buckets": 2}}],
+    }
+    if release is not None:
+        rules["release"] = release
+    return RolePolicy.model_validate({"role": "r", "tables": {"t": rules}})

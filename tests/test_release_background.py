@@ -17,9 +17,9 @@ import pytest
 import paradise
 from paradise.backends.base import ResultSet
 from paradise.backends.duckdb import DuckDBBackend
-from paradise.policy.model import RolePolicy
 from paradise.release import TABLE_PREFIX
 from paradise.release.background import in_background
+from tests.helpers import SMALL_TABLE, sliced_role
 
 CHECK_DELAY = 0.3
 SQL = "SELECT g, count(*) AS n FROM t GROUP BY g ORDER BY g"
@@ -55,21 +55,9 @@ class Timed:
 
 
 def _proc(concurrent: bool) -> tuple[paradise.Processor, Timed]:
-    policy = RolePolicy.model_validate(
-        {
-            "role": "r",
-            "tables": {
-                "t": {
-                    "columns": {"id": "identifier", "g": "quasi_identifier", "v": "insensitive"},
-                    "privacy": {"k": 2},
-                    "transform": [{"slicing": {"groups": [["g"], ["v"]], "buckets": 2}}],
-                }
-            },
-        }
-    )
     backend = Timed(concurrent)
-    backend.run("CREATE TABLE t AS SELECT range AS id, range % 3 AS g, range AS v FROM range(60)")
-    proc = paradise.connect(backend, policies={"r": policy})  # type: ignore[arg-type]
+    backend.run(SMALL_TABLE)
+    proc = paradise.connect(backend, policies={"r": sliced_role()})  # type: ignore[arg-type]
     proc.query(SQL, role="r")  # builds the release and caches the preparation
     backend.log.clear()
     backend.sql.clear()

@@ -6,27 +6,12 @@ import time
 from typing import Any
 
 import paradise
-from paradise.policy.model import RolePolicy
+from tests.helpers import SMALL_TABLE, sliced_role
 
 
 def _proc(release: dict[str, Any]) -> paradise.Processor:
-    policy = RolePolicy.model_validate(
-        {
-            "role": "r",
-            "tables": {
-                "t": {
-                    "columns": {"id": "identifier", "g": "quasi_identifier", "v": "insensitive"},
-                    "privacy": {"k": 2},
-                    "transform": [{"slicing": {"groups": [["g"], ["v"]], "buckets": 2}}],
-                    "release": release,
-                }
-            },
-        }
-    )
-    proc = paradise.connect(":memory:", policies={"r": policy})
-    proc.backend.run(
-        "CREATE TABLE t AS SELECT range AS id, range % 3 AS g, range AS v FROM range(60)"
-    )
+    proc = paradise.connect(":memory:", policies={"r": sliced_role(release)})
+    proc.backend.run(SMALL_TABLE)
     proc.refresh()
     return proc
 
