@@ -348,19 +348,36 @@ def test_more_concurrent_stale_queries_than_check_threads_do_not_deadlock(
 
 
 # --- 3. head-of-line blocking behind a table lock -----------------------------------------
+def _run_beside_held_checks(
+    database: Database,
+    proc: paradise.Processor,
+    locked: Sequence[str],
+    observer: Backend,
+    work: Callable[[], int],
+) -> tuple[bool, Runner, list[Runner]]:
+    """Hold one query's check on each locked table and run ``work`` meanwhile. Returns
+    whether ``work`` finished while the locks were held, its runner and the held ones;
+    every runner has ended by then."""
+    with _locked(database, locked):
+        held = [runner for _token, runner in _hold_checks(proc, locked, observer)]
+        other = Runner(work)
+        finished = other.wait(6)
+    for runner in held:
+        assert runner.wait(30)
+    assert other.wait(30)
+    return finished, other, held
+
+
 def test_locks_on_some_tables_do_not_stall_queries_of_another(database: Database) -> None:
     _servers_only(database)
     writer, tables, proc, observer = _setup_locked(database, extra=1)
     locked, free = tables[:-1], tables[-1]
     try:
-        with _locked(database, locked):
-            held = _hold_checks(proc, locked, observer)
-            other = Runner(lambda: _count(proc, free))
-            finished = other.wait(6)
-        for _token, runner in held:
-            assert runner.wait(30)
+        finished, other, held = _run_beside_held_checks(
+            database, proc, locked, observer, lambda: _count(proc, free)
+        )
+        for runner in held:
             assert runner.error is None and runner.result == ROWS
-        assert other.wait(30)
         assert other.error is None and other.result == ROWS
         assert finished, "a query of an unlocked table waited for the locks on other tables"
     finally:
@@ -377,13 +394,9 @@ def test_locks_in_one_database_do_not_stall_another_processor(database: Database
     other_proc = paradise.connect(duck, policies=_policy(other_table))
     try:
         assert _count(other_proc, other_table) == ROWS
-        with _locked(database, locked):
-            held = _hold_checks(proc, locked, observer)
-            other = Runner(lambda: _count(other_proc, other_table))
-            finished = other.wait(6)
-        for _token, runner in held:
-            assert runner.wait(30)
-        assert other.wait(30)
+        finished, other, _held = _run_beside_held_checks(
+            database, proc, locked, observer, lambda: _count(other_proc, other_table)
+        )
         assert other.error is None and other.result == ROWS
         assert finished, "a DuckDB query waited for locks in another database"
     finally:
