@@ -2,13 +2,13 @@
 PY ?= python
 FUZZ_EXAMPLES ?= 2000
 
-.PHONY: test lint fuzz security
+.PHONY: test lint fuzz security sql-snapshot
 
 test:
 	$(PY) -m pytest
 
 lint:
-	ruff check --line-length 100 --select E,F,W,I,UP,B paradise tests benchmarks
+	ruff check --line-length 100 --select E,F,W,I,UP,B paradise tests benchmarks scripts
 
 # the adversarial suite on every reachable backend
 security:
@@ -17,3 +17,9 @@ security:
 # long fuzzing run (CI runs the same properties with HYPOTHESIS_PROFILE=ci: 50 examples)
 fuzz:
 	$(PY) benchmarks/fuzz.py --examples $(FUZZ_EXAMPLES)
+
+# the generated SQL of every query corpus, three dialects (scripts/sql_snapshot.py):
+# `make sql-snapshot OUT=dir` writes it; add BASE=dir to print every difference against
+# a snapshot taken before a change (a refactoring must leave none)
+sql-snapshot:
+	$(PY) scripts/sql_snapshot.py $(OUT) $(if $(BASE),--compare $(BASE))
