@@ -45,12 +45,12 @@ from paradise.anonymize.registry import OPERATORS
 from paradise.anonymize.secret import draw_key
 from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
-from paradise.demo_data import load_demo_tables
 from paradise.errors import ParadiseError
 from paradise.pipeline import BackendAccess
 from paradise.plan import plan_table
 from paradise.policy.load import load_policy_file
 from paradise.processor import bundled_policies
+from paradise.tools.demo_data import load_demo_tables
 
 ADULT_ROWS = 32_561
 

@@ -40,10 +40,10 @@ from sqlglot import exp
 import paradise
 from paradise.backends.base import Backend
 from paradise.backends.duckdb import DuckDBBackend
-from paradise.demo_data import load_smart_home
 from paradise.errors import ParadiseError
 from paradise.load import load_file
 from paradise.policy.release import ReleasePolicy
+from paradise.tools.demo_data import load_smart_home
 
 REPO = Path(__file__).resolve().parents[1]
 ADULT = Path("/work/shared/data/adult.csv")

@@ -23,7 +23,8 @@ from sqlglot import exp
 
 from paradise.anonymize.base import OperatorContext, column
 from paradise.anonymize.slicing import Slicing, SlicingParams
-from paradise.demo_data import ADULT_CSV, normalize_name
+from paradise.load.names import normalize_name
+from paradise.tools.demo_data import ADULT_CSV
 
 BUCKETS = (1, 2, 5, 10, 25, 50, 75, 100, 200, 300, 400, 500)
 GROUPS = (("age", "workclass"), ("occupation", "relationship"), ("race",), ("sex",))

@@ -217,9 +217,9 @@ class Processor:
     ) -> Any:
         """Materialize ``table`` anonymized for ``role`` as ``into`` inside the database.
 
-        See :func:`paradise.anonymize_table.anonymize_table`; returns its ``AnonymizeReport``.
+        See :func:`paradise.tools.anonymize_table.anonymize_table`; returns its ``AnonymizeReport``.
         """
-        from paradise.anonymize_table import anonymize_table
+        from paradise.tools.anonymize_table import anonymize_table
 
         return anonymize_table(self, table, into, self.policy(role).role, replace=replace)
 
@@ -250,7 +250,7 @@ class Processor:
     # --- data -----------------------------------------------------------------------------
     def load_demo(self) -> None:
         """Load the bundled demo tables (Adult with a synthetic ``id``) into the backend."""
-        from paradise.demo_data import load_demo_tables
+        from paradise.tools.demo_data import load_demo_tables
 
         load_demo_tables(self.backend)
         self.refresh()

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from paradise.cli import cli
-from paradise.demo_data import ADULT_CSV
+from paradise.tools.demo_data import ADULT_CSV
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -169,7 +169,7 @@ def test_the_shipped_policies_fit_the_demo_data(tmp_path: Path) -> None:
     backend = DuckDBBackend(str(tmp_path / "demo.duckdb"))
     with paradise.connect(backend) as proc:
         proc.load_demo()
-        from paradise.demo_data import load_smart_home
+        from paradise.tools.demo_data import load_smart_home
 
         load_smart_home(proc.backend)
         assert check_against_database(paradise.bundled_policies(), proc.backend) == []

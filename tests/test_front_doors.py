@@ -102,7 +102,7 @@ def test_sqlalchemy_reflects_only_visible_columns_and_binds_parameters(db: str) 
 
 
 def test_sqlalchemy_url_forms() -> None:
-    from paradise.sqlalchemy_dialect import (
+    from paradise.dbapi.sqlalchemy_dialect import (
         ParadiseDuckDBDialect,
         ParadiseMySQLDialect,
         ParadisePostgresDialect,

@@ -12,9 +12,9 @@ from rich.rule import Rule
 from paradise.anonymize.secret import resolve_secret
 from paradise.cli.app import out_console
 from paradise.cli.render import print_annotations, print_result
-from paradise.demo_data import load_smart_home
 from paradise.errors import ParadiseError
 from paradise.processor import connect
+from paradise.tools.demo_data import load_smart_home
 
 __all__ = ["TOUR", "demo"]
 

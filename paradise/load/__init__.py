@@ -16,7 +16,7 @@ leaves the old table or nothing.
 
 Example:
     >>> from paradise.backends.duckdb import DuckDBBackend
-    >>> from paradise.demo_data import ADULT_CSV
+    >>> from paradise.tools.demo_data import ADULT_CSV
     >>> backend = DuckDBBackend(":memory:")
     >>> report = load_file(backend, ADULT_CSV, "adult", add_id="id")
     >>> report.rows, list(report.columns)[:3]
@@ -39,9 +39,9 @@ import pyarrow as pa
 from sqlglot import exp
 
 from paradise.backends.base import Backend
-from paradise.demo_data import normalize_name
 from paradise.errors import BackendError, InputError
 from paradise.load.csv_check import CsvShape, check_csv, is_csv
+from paradise.load.names import normalize_name
 from paradise.load.types import arrow_to_sql_type, arrow_types, plain, statistics
 from paradise.load.writers import open_writer
 
@@ -100,7 +100,7 @@ def load_file(
         table: name of the new table.
         add_id: add an integer column of this name numbering the rows 1..n in file order.
         replace: replace an existing table (in one step, after every row is in).
-        normalize_names: store column names like :func:`paradise.demo_data.normalize_name`.
+        normalize_names: store column names like :func:`paradise.load.names.normalize_name`.
         strict: refuse empty and header-only files and records with a wrong field count.
         delimiter: the CSV field separator (default: detected among ``, ; tab |``).
         header: the CSV's first line names the columns.

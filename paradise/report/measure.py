@@ -159,7 +159,7 @@ def _drop(backend: Backend, name: str) -> None:
 
 def _apply_policy(backend: Backend, name: str, plan: TablePlan) -> str:
     """Apply ``on_violation`` in SQL as ``paradise anonymize`` does; describe the outcome."""
-    from paradise.anonymize_table import _verify
+    from paradise.tools.anonymize_table import _verify
 
     try:
         units, suppressed_rows = _verify(backend, name, plan)

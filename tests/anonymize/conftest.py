@@ -12,8 +12,8 @@ from sqlglot import exp
 from paradise.anonymize.base import OperatorContext, column
 from paradise.anonymize.registry import OPERATORS
 from paradise.backends.duckdb import DuckDBBackend
-from paradise.demo_data import load_demo_tables
 from paradise.pipeline import BackendAccess
+from paradise.tools.demo_data import load_demo_tables
 from tests.anonymize.helpers import TEST_KEY, duckdb_with_tables
 
 Runner = Callable[..., pd.DataFrame]

@@ -14,9 +14,9 @@ import pytest
 from sqlglot import exp
 
 import paradise
-from paradise.anonymize_table import ANNOTATIONS_TABLE
 from paradise.backends.base import Backend, ResultSet
 from paradise.errors import BackendError, UndefinedTable, VerificationError
+from paradise.tools.anonymize_table import ANNOTATIONS_TABLE
 from tests.backends.conftest import ADULT_ROWS, table_count
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paradise.demo_data import smart_home_tables
+from paradise.tools.demo_data import smart_home_tables
 
 __all__ = ["Canaries", "canary_tables", "leaks"]
 

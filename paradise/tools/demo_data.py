@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from paradise.backends.base import Backend
+from paradise.load import load_file
+from paradise.load.names import normalize_name
 
 __all__ = ["ADULT_CSV", "load_demo_tables", "load_smart_home", "smart_home_tables"]
 
-ADULT_CSV = Path(__file__).parent / "data" / "adult.csv.gz"
+ADULT_CSV = Path(__file__).parents[1] / "data" / "adult.csv.gz"
 
 
 def load_demo_tables(backend: Backend) -> None:
@@ -20,8 +22,6 @@ def load_demo_tables(backend: Backend) -> None:
     person number ``id`` (an identifier the policies hide) is added.
     """
     if backend.dialect != "duckdb":
-        from paradise.load import load_file
-
         load_file(backend, ADULT_CSV, "adult", add_id="id", replace=True)
         return
     import gzip
@@ -53,15 +53,6 @@ def load_demo_tables(backend: Backend) -> None:
         con.execute(f"CREATE OR REPLACE TABLE adult AS SELECT * FROM {view}")
     finally:
         con.unregister(view)
-
-
-def normalize_name(name: str) -> str:
-    """A column name as paradise stores it: lower case, ``-`` and spaces become ``_``.
-
-    >>> normalize_name("Education-Num")
-    'education_num'
-    """
-    return "_".join(name.strip().lower().replace("-", " ").split())
 
 
 # --- smart-home demo (issue 7): residents, their sensor readings, their own preferences ---
@@ -176,8 +167,6 @@ def load_smart_home(backend: Backend, **kwargs: Any) -> dict[str, int]:
     import tempfile
 
     import pyarrow.parquet as pq
-
-    from paradise.load import load_file
 
     loaded = {}
     with tempfile.TemporaryDirectory(prefix="paradise_demo_") as tmp:

@@ -2,7 +2,7 @@
 :class:`~paradise.processor.Processor`) whose cursors run every statement through the
 pipeline under one role. SQLAlchemy (and through it pandas) uses this module by way of
 the ``paradise+duckdb://`` / ``paradise+postgresql://`` / ``paradise+mysql://`` dialect
-(:mod:`paradise.sqlalchemy_dialect`).
+(:mod:`paradise.dbapi.sqlalchemy_dialect`).
 
 The DB-API exception names are aliases of paradise's own errors, so code written
 against DB-API catches them: ``ProgrammingError`` is a refused or malformed query,
