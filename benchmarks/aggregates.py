@@ -18,6 +18,7 @@ import statistics
 import time
 
 import paradise
+from paradise.tools.demo_data import load_demo
 
 TABLES = (
     ("sex", "race"),
@@ -42,7 +43,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     proc = paradise.connect(":memory:")
-    proc.load_demo()
+    load_demo(proc)
     con = proc.backend.connection
     print("Adult (32,561 rows), role 'tables' (cell_suppression min 1, max 4, function max)\n")
     print(f"{'cross-table':<45} {'cells':>6} {'plain ms':>9} {'paradise ms':>11} {'ratio':>6} "

@@ -27,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 
 import paradise
+from paradise.tools.demo_data import load_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -95,7 +96,7 @@ def _part1(proc: paradise.Processor, label: str, reps: int) -> list[float]:
 
 def _part2(rows: int) -> None:
     proc = paradise.connect(":memory:")
-    proc.load_demo()
+    load_demo(proc)
     _replicate(proc, rows)
     sql = "SELECT age, sex, race, education, hours_per_week FROM adult"
     start = time.perf_counter()
@@ -117,7 +118,7 @@ def main() -> None:
     parser.add_argument("--verify-rows", type=int, default=5_000_000)
     args = parser.parse_args()
     proc = paradise.connect(":memory:")
-    proc.load_demo()
+    load_demo(proc)
     _part1(proc, "Adult (32,561 rows), DuckDB", args.reps)
     _replicate(proc, args.rows)
     _part1(proc, f"Adult replicated to {args.rows:,} rows, DuckDB", args.reps)

@@ -1,9 +1,19 @@
 """The library front door: ``paradise.connect(target, policies=...)`` returns a Processor.
 
+A processor answers queries (:meth:`~Processor.query`, :meth:`~Processor.describe`,
+:meth:`~Processor.explain`), builds releases (:meth:`~Processor.release`) and knows its
+policies and catalog (:meth:`~Processor.context`, :meth:`~Processor.catalog`,
+:meth:`~Processor.refresh`); that is all. Features are functions over it: the DB-API
+connection (:mod:`paradise.dbapi`), the risk and utility report
+(:func:`paradise.report.build_report`), static anonymization
+(:func:`paradise.tools.anonymize_table.anonymize_table`) and the demo data
+(:func:`paradise.tools.demo_data.load_demo`).
+
 Example:
     >>> import paradise
     >>> proc = paradise.connect(":memory:", policies=paradise.bundled_policies())
-    >>> proc.load_demo()
+    >>> from paradise.tools.demo_data import load_demo
+    >>> load_demo(proc)
     >>> result = proc.query("SELECT sex, count(*) AS n FROM adult GROUP BY sex ORDER BY sex", role="analyst")
     >>> result.rows
     [('Female', 10771), ('Male', 21790)]
@@ -211,50 +221,6 @@ class Processor:
         canonical = _canonical(ctx.catalog, table)
         return self.releases.build(ctx, canonical, force=rebuild)
 
-    # --- static anonymization (issue 3) ---------------------------------------------------
-    def anonymize(
-        self, table: str, into: str, role: str | None = None, replace: bool = False
-    ) -> Any:
-        """Materialize ``table`` anonymized for ``role`` as ``into`` inside the database.
-
-        See :func:`paradise.tools.anonymize_table.anonymize_table`; returns its ``AnonymizeReport``.
-        """
-        from paradise.tools.anonymize_table import anonymize_table
-
-        return anonymize_table(self, table, into, self.policy(role).role, replace=replace)
-
-    # --- risk and utility report (issue 8) ------------------------------------------------
-    def report(self, table: str, role: str | None = None, *, variants: Any = None) -> Any:
-        """Disclosure risk and information loss of ``table`` for ``role``, as data.
-
-        See :func:`paradise.report.build_report`; returns its ``Report``
-        (``.to_json()``, ``.summary()``; ``paradise.report.write_report`` for HTML).
-        """
-        from paradise.report import build_report
-
-        return build_report(self, role=self.policy(role).role, table=table, variants=variants)
-
-    # --- DB-API ---------------------------------------------------------------------------
-    def cursor(self, role: str | None = None) -> Any:
-        """A DB-API 2.0 cursor running every statement under ``role``."""
-        from paradise.dbapi import Cursor
-
-        return Cursor(self, role or self.default_role)
-
-    def commit(self) -> None:
-        """DB-API: nothing to commit (paradise is read-only)."""
-
-    def rollback(self) -> None:
-        """DB-API: nothing to roll back (paradise is read-only)."""
-
-    # --- data -----------------------------------------------------------------------------
-    def load_demo(self) -> None:
-        """Load the bundled demo tables (Adult with a synthetic ``id``) into the backend."""
-        from paradise.tools.demo_data import load_demo_tables
-
-        load_demo_tables(self.backend)
-        self.refresh()
-
     def close(self) -> None:
         self.backend.close()
 
@@ -289,7 +255,7 @@ def connect(
         target: where the data lives, or an open backend.
         policies: a directory of role policy YAML files, or loaded policies
             (default: the bundled example policies).
-        role: the default role for queries and DB-API cursors.
+        role: the default role for queries (and for DB-API cursors over the processor).
         read_dialect: the SQL dialect queries are written in (default: the backend's).
         secret: the server secret that keyed draws (seeded noise and PRAM, slicing's
             stable buckets) and pseudonyms are derived from; server configuration,

@@ -10,6 +10,7 @@ import paradise
 from paradise.backends.base import ResultSet
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.policy import PolicySet
+from paradise.tools.demo_data import load_demo
 
 # The server secret keyed draws and pseudonyms derive from (paradise.anonymize.secret):
 # seeded policies (statistics_office) are refused without one. Tests of the unconfigured
@@ -35,7 +36,7 @@ def proc() -> paradise.Processor:
     """A processor on in-memory DuckDB with the bundled policies and Adult loaded."""
     backend = RecordingDuckDB()
     processor = paradise.connect(backend)
-    processor.load_demo()
+    load_demo(processor)
     processor.catalog()  # read once now: a test that counts statements must not see it
     return processor
 

@@ -16,6 +16,7 @@ from paradise.cli import cli
 from paradise.errors import PolicyError
 from paradise.policy import load_policies
 from paradise.policy.check_data import check_against_database, column_kind
+from paradise.tools.demo_data import load_demo
 
 HIERARCHY = "United-States;North America;*\nGermany;Europe;*\nMexico;North America;*\n"
 
@@ -168,7 +169,7 @@ def test_an_inline_hierarchy_must_be_monotone(tmp_path: Path) -> None:
 def test_the_shipped_policies_fit_the_demo_data(tmp_path: Path) -> None:
     backend = DuckDBBackend(str(tmp_path / "demo.duckdb"))
     with paradise.connect(backend) as proc:
-        proc.load_demo()
+        load_demo(proc)
         from paradise.tools.demo_data import load_smart_home
 
         load_smart_home(proc.backend)

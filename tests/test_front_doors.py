@@ -17,8 +17,10 @@ from sqlalchemy import exc as sa_exc
 
 import paradise
 from paradise.cli import cli
+from paradise.dbapi import Connection
 from paradise.errors import QueryRejected
 from paradise.result import Result
+from paradise.tools.demo_data import load_demo
 
 UNALIASED = "SELECT sex, count(*), upper(sex), age + 1 FROM adult GROUP BY sex, age ORDER BY 2 DESC"
 PG_NAMES = ["sex", "count", "upper", "?column?"]
@@ -28,7 +30,7 @@ PG_NAMES = ["sex", "count", "upper", "?column?"]
 def db(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("doors") / "adult.duckdb"
     with paradise.connect(str(path)) as proc:
-        proc.load_demo()
+        load_demo(proc)
     return str(path)
 
 
@@ -51,7 +53,7 @@ def test_unaliased_columns_have_postgres_names_in_every_front_door(db: str, prox
 
     with paradise.connect(db, role="analyst") as proc:
         library = list(proc.query(UNALIASED).columns)
-        cursor = proc.cursor()
+        cursor = Connection(proc).cursor()
         cursor.execute(UNALIASED)
         dbapi = [d[0] for d in cursor.description]
     engine = sqlalchemy.create_engine(f"paradise+duckdb:///{db}?role=analyst")

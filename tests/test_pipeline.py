@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 import paradise
+from paradise.dbapi import Connection
 from paradise.pipeline import relation_name as cte_name
 
 
@@ -112,11 +113,11 @@ def test_annotations_are_complete(proc: paradise.Processor) -> None:
 
 
 def test_dbapi_and_pandas_read_sql(proc: paradise.Processor) -> None:
-    cursor = proc.cursor(role="analyst")
+    cursor = Connection(proc).cursor(role="analyst")
     cursor.execute("SELECT sex, count(*) AS n FROM adult GROUP BY sex ORDER BY sex")
     assert [d[0] for d in cursor.description] == ["sex", "n"]
     assert cursor.fetchall() == [("Female", 10771), ("Male", 21790)]
-    con = paradise.Processor(proc.backend, proc.policies, role="analyst")
+    con = Connection(paradise.Processor(proc.backend, proc.policies), role="analyst")
     import warnings
 
     with warnings.catch_warnings():

@@ -11,13 +11,14 @@ import paradise
 from paradise.errors import QueryRejected
 from paradise.prepared_cache import PreparedCache, prepared_key
 from paradise.processor import Processor
+from paradise.tools.demo_data import load_demo
 from tests.conftest import live_policies
 
 
 @pytest.fixture(scope="module")
 def proc() -> Iterator[Processor]:
     processor = paradise.connect(":memory:", read_dialect="postgres")
-    processor.load_demo()
+    load_demo(processor)
     yield processor
     processor.close()
 

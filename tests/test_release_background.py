@@ -19,6 +19,7 @@ from paradise.backends.base import ResultSet
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.release import TABLE_PREFIX
 from paradise.release.background import in_background
+from paradise.tools.demo_data import load_demo
 from tests.helpers import SMALL_TABLE, sliced_role
 
 CHECK_DELAY = 0.3
@@ -158,7 +159,7 @@ def test_a_cancelled_build_is_not_remembered_as_a_failure(stale: bool) -> None:
 
     backend = Building()
     proc = paradise.connect(backend, pseudonym_secret="s" * 40)  # type: ignore[arg-type]
-    proc.load_demo()
+    load_demo(proc)
     sql = "SELECT sex, count(*) AS n FROM adult GROUP BY sex ORDER BY sex"
     if stale:
         proc.query(sql, role="statistics_office")

@@ -11,6 +11,7 @@ import paradise
 from paradise.anonymize.base import OperatorContext, column, helper
 from paradise.anonymize.dialects import stable_row_key
 from paradise.anonymize.slicing import Slicing, SlicingParams, _window_round_robin
+from paradise.tools.demo_data import load_demo
 from tests.anonymize.helpers import TEST_KEY
 
 GROUPS = (("age", "workclass"), ("occupation", "relationship"), ("race",), ("sex",))
@@ -205,7 +206,7 @@ def test_slicing_split_column_is_read_when_the_query_does_not_name_it(split, adu
         }
     )
     proc = paradise.connect(":memory:", policies={"splitter": role})
-    proc.load_demo()
+    load_demo(proc)
     answer = proc.query("SELECT sex, income FROM adult", role="splitter")
     expected = adult.groupby(["sex"]).size().to_dict()
     got: dict[str, int] = {}

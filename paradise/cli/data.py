@@ -181,9 +181,10 @@ def anonymize(
     release is built first if missing or stale (verified with SQL, on_violation applied);
     the annotations are stored beside it."""
     from paradise.processor import connect
+    from paradise.tools.anonymize_table import anonymize_table
 
     with connect(require_database(target), policies=policies) as proc:
-        report = proc.anonymize(table, into, role=role, replace=replace)
+        report = anonymize_table(proc, table, into, proc.policy(role).role, replace=replace)
     out_console.print(
         f"created {report.into}: {report.rows} rows, columns {', '.join(report.columns)}",
         highlight=False,

@@ -14,7 +14,7 @@ from paradise.cli.app import out_console
 from paradise.cli.render import print_annotations, print_result
 from paradise.errors import ParadiseError
 from paradise.processor import connect
-from paradise.tools.demo_data import load_smart_home
+from paradise.tools.demo_data import load_demo, load_smart_home
 
 __all__ = ["TOUR", "demo"]
 
@@ -94,7 +94,7 @@ def demo(target: str) -> None:
     secret = None if resolve_secret() is not None else secrets.token_hex(32)
     with connect(target, secret=secret) as proc:
         out_console.print("[bold]paradise demo[/]: loading UCI Adult (32,561 rows) into DuckDB ...")
-        proc.load_demo()
+        load_demo(proc)
         rows = load_smart_home(proc.backend)
         proc.refresh()
         out_console.print(

@@ -65,10 +65,11 @@ def report(
     from paradise.processor import connect
     from paradise.report import build_report, compare, write_report
     from paradise.report.verdict import summary_text
+    from paradise.tools.demo_data import load_demo
 
     with connect(target if demo else require_database(target), policies=policies) as proc:
         if demo:
-            proc.load_demo()
+            load_demo(proc)
         if compare_dirs:
             dirs = [policies, *compare_dirs] if policies else list(compare_dirs)
             result = compare(proc, dirs, table=table, roles=role, variants=variants)

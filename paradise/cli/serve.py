@@ -223,7 +223,9 @@ def _serve_process(
         if slot is None:
             _warn_privileges(processor)
         if demo:
-            processor.load_demo()
+            from paradise.tools.demo_data import load_demo
+
+            load_demo(processor)
         handler = PipelineHandler(processor)
         mysql = None
         if config.mysql_listen:  # the same users, roles and processor; queries read as MySQL

@@ -1,6 +1,6 @@
-"""A DB-API 2.0 module: ``paradise.dbapi.connect(...)`` returns a connection (a
-:class:`~paradise.processor.Processor`) whose cursors run every statement through the
-pipeline under one role. SQLAlchemy (and through it pandas) uses this module by way of
+"""A DB-API 2.0 module: ``paradise.dbapi.connect(...)`` returns a :class:`Connection`
+wrapping a :class:`~paradise.processor.Processor`, whose cursors run every statement
+through the pipeline under one role. SQLAlchemy (and through it pandas) uses this module by way of
 the ``paradise+duckdb://`` / ``paradise+postgresql://`` / ``paradise+mysql://`` dialect
 (:mod:`paradise.dbapi.sqlalchemy_dialect`).
 
@@ -9,9 +9,10 @@ against DB-API catches them: ``ProgrammingError`` is a refused or malformed quer
 ``OperationalError`` a database failure, ``DataError`` a failed verification.
 
 Example:
-    >>> import paradise
-    >>> con = paradise.connect(":memory:", role="analyst")
-    >>> con.load_demo()
+    >>> from paradise import dbapi
+    >>> from paradise.tools.demo_data import load_demo
+    >>> con = dbapi.connect(":memory:", role="analyst")
+    >>> load_demo(con.processor)
     >>> cur = con.cursor()
     >>> _ = cur.execute("SELECT count(*) AS n FROM adult WHERE sex = ?", ["Female"])
     >>> cur.description[0][0], cur.fetchone()
@@ -31,12 +32,14 @@ from paradise.errors import (
     QueryError,
     VerificationError,
 )
+from paradise.processor import Processor
+from paradise.processor import connect as open_processor
 
 if TYPE_CHECKING:
     from paradise.postprocess.annotate import Annotations
-    from paradise.processor import Processor
 
 __all__ = [
+    "Connection",
     "Cursor",
     "DataError",
     "DatabaseError",
@@ -80,16 +83,51 @@ def connect(
     role: str | None = None,
     policies: str | Path | None = None,
     read_dialect: str | None = None,
-) -> Processor:
-    """DB-API ``connect``: a processor on ``target`` whose cursors run under ``role``.
+) -> Connection:
+    """DB-API ``connect``: a connection to ``target`` whose cursors run under ``role``.
 
     >>> con = connect(":memory:", role="analyst")
     >>> con.cursor().execute("SELECT 1 AS one").fetchall()
     [(1,)]
     """
-    from paradise.processor import connect as open_processor
+    processor = open_processor(target, policies=policies, role=role, read_dialect=read_dialect)
+    return Connection(processor, role)
 
-    return open_processor(target, policies=policies, role=role, read_dialect=read_dialect)
+
+class Connection:
+    """A DB-API connection: a processor and the role its cursors run under.
+
+    paradise only reads, so ``commit`` and ``rollback`` have nothing to do; ``close``
+    closes the processor (and its database connection).
+
+    >>> import paradise
+    >>> with Connection(paradise.connect(":memory:"), "analyst") as con:
+    ...     con.cursor().execute("SELECT 2 AS two").fetchone()
+    (2,)
+    """
+
+    def __init__(self, processor: Processor, role: str | None = None) -> None:
+        self.processor = processor
+        self.role = role
+
+    def cursor(self, role: str | None = None) -> Cursor:
+        """A cursor running every statement under ``role`` (default: the connection's)."""
+        return Cursor(self.processor, role or self.role or self.processor.default_role)
+
+    def commit(self) -> None:
+        """Nothing to commit (paradise is read-only)."""
+
+    def rollback(self) -> None:
+        """Nothing to roll back (paradise is read-only)."""
+
+    def close(self) -> None:
+        self.processor.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class Cursor:

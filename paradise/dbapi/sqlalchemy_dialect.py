@@ -16,9 +16,10 @@ the tables and columns the role may see.
 
 Example:
     >>> import pandas as pd, sqlalchemy
+    >>> from paradise.tools.demo_data import load_demo
     >>> engine = sqlalchemy.create_engine("paradise+duckdb://?role=analyst")
     >>> with engine.connect() as con:
-    ...     con.connection.dbapi_connection.load_demo()
+    ...     load_demo(con.connection.dbapi_connection.processor)
     ...     frame = pd.read_sql("SELECT sex, count(*) AS n FROM adult GROUP BY sex ORDER BY sex", con)
     >>> frame.to_dict("records")
     [{'sex': 'Female', 'n': 10771}, {'sex': 'Male', 'n': 21790}]
@@ -50,7 +51,7 @@ _OPTIONS = ("role", "policies", "dialect")
 
 
 class ParadiseDialect(default.DefaultDialect):
-    """The common part: a read-only DB-API connection that is a paradise processor."""
+    """The common part: a read-only DB-API connection wrapping a paradise processor."""
 
     name = "paradise"
     driver = "duckdb"
@@ -116,7 +117,7 @@ class ParadiseDialect(default.DefaultDialect):
         """Nothing to commit."""
 
     def do_ping(self, dbapi_connection: Any) -> bool:
-        dbapi_connection.catalog()
+        dbapi_connection.processor.catalog()
         return True
 
     def _get_server_version_info(self, connection: Any) -> tuple[int, ...]:
@@ -125,11 +126,11 @@ class ParadiseDialect(default.DefaultDialect):
         return tuple(int(p) for p in __version__.split(".") if p.isdigit())
 
     def _get_default_schema_name(self, connection: Any) -> str:
-        return str(connection.connection.dbapi_connection.schema())
+        return str(connection.connection.dbapi_connection.processor.schema())
 
     # --- reflection: the tables and columns the role may see --------------------------------
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
-        processor = connection.connection.dbapi_connection
+        processor = connection.connection.dbapi_connection.processor
         policy = processor.policy(None)
         return sorted(t for t in processor.catalog() if policy.table(t) is not None)
 
@@ -146,7 +147,7 @@ class ParadiseDialect(default.DefaultDialect):
     def get_columns(
         self, connection: Any, table_name: str, schema: str | None = None, **kw: Any
     ) -> list[ReflectedColumn]:
-        processor = connection.connection.dbapi_connection
+        processor = connection.connection.dbapi_connection.processor
         policy = processor.policy(None).table(table_name)
         catalog = {t.lower(): cols for t, cols in processor.catalog().items()}
         columns = catalog.get(table_name.lower())

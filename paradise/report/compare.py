@@ -129,7 +129,8 @@ def compare(
     Example:
         >>> import paradise
         >>> proc = paradise.connect(":memory:")
-        >>> proc.load_demo()
+        >>> from paradise.tools.demo_data import load_demo
+        >>> load_demo(proc)
         >>> cmp = compare(proc, [paradise.bundled_policies()], table="adult", roles="public")
         >>> [p.label for p in cmp.variants]
         ['original', 'policies:public']

@@ -26,7 +26,8 @@ one-hot encoded, categories are capped, and record-level measures read at most
 Example:
     >>> import paradise
     >>> proc = paradise.connect(":memory:")
-    >>> proc.load_demo()
+    >>> from paradise.tools.demo_data import load_demo
+    >>> load_demo(proc)
     >>> report = build_report(proc, role="analyst", table="adult", variants=())
     >>> report.risk_original.k, report.risk_anonymized.k >= 1
     (1, True)

@@ -10,7 +10,8 @@ Example:
     >>> import paradise
     >>> from paradise.report import build_report
     >>> proc = paradise.connect(":memory:")
-    >>> proc.load_demo()
+    >>> from paradise.tools.demo_data import load_demo
+    >>> load_demo(proc)
     >>> v = {x.key: x for x in verdicts(build_report(proc, role="public", table="adult",
     ...                                              variants=()))}
     >>> v["k"].status, v["k"].why.endswith("the policy asks for 10")

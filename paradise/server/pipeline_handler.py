@@ -3,7 +3,8 @@
 Example:
     >>> import paradise
     >>> proc = paradise.connect(":memory:", read_dialect="postgres")
-    >>> proc.load_demo()
+    >>> from paradise.tools.demo_data import load_demo
+    >>> load_demo(proc)
     >>> handler = PipelineHandler(proc)
     >>> result = handler.run("SELECT sex, count(*) AS n FROM adult WHERE age > $1 GROUP BY sex ORDER BY sex",
     ...                      role="analyst", params=["60"])

@@ -19,7 +19,8 @@ if missing) and a one-line table comment where the backend has comments.
 Example:
     >>> import paradise
     >>> proc = paradise.connect(":memory:")
-    >>> proc.load_demo()
+    >>> from paradise.tools.demo_data import load_demo
+    >>> load_demo(proc)
     >>> report = anonymize_table(proc, "adult", "adult_public", "public")
     >>> report.rows, report.k_required, report.k_achieved >= 10
     (32561, 10, True)

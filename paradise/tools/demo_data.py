@@ -1,5 +1,13 @@
 """The bundled demo data: UCI Adult (32,561 rows) with a synthetic ``id`` identifier,
-and a small deterministic synthetic smart-home dataset with residents' preferences."""
+and a small deterministic synthetic smart-home dataset with residents' preferences.
+
+Example:
+    >>> import paradise
+    >>> proc = paradise.connect(":memory:")
+    >>> load_demo(proc)
+    >>> proc.query("SELECT count(*) AS n FROM adult", role="analyst").rows
+    [(32561,)]
+"""
 
 from __future__ import annotations
 
@@ -9,10 +17,18 @@ from typing import Any
 from paradise.backends.base import Backend
 from paradise.load import load_file
 from paradise.load.names import normalize_name
+from paradise.processor import Processor
 
-__all__ = ["ADULT_CSV", "load_demo_tables", "load_smart_home", "smart_home_tables"]
+__all__ = ["ADULT_CSV", "load_demo", "load_demo_tables", "load_smart_home", "smart_home_tables"]
 
 ADULT_CSV = Path(__file__).parents[1] / "data" / "adult.csv.gz"
+
+
+def load_demo(processor: Processor) -> None:
+    """Load the demo tables (:func:`load_demo_tables`) into ``processor``'s database and
+    make it read the new catalog."""
+    load_demo_tables(processor.backend)
+    processor.refresh()
 
 
 def load_demo_tables(backend: Backend) -> None:

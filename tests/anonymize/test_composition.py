@@ -7,13 +7,14 @@ import pytest
 
 import paradise
 from paradise.policy.load import load_policies
+from paradise.tools.demo_data import load_demo
 from tests.conftest import live_policies
 
 
 @pytest.fixture(scope="module")
 def office() -> paradise.Processor:
     proc = paradise.connect(":memory:")
-    proc.load_demo()
+    load_demo(proc)
     return proc
 
 

@@ -23,6 +23,7 @@ from paradise.anonymize.secret import (
     stable_key,
 )
 from paradise.errors import PolicyError, UnsupportedQueryError
+from paradise.tools.demo_data import load_demo
 
 S1 = "first server secret, 32 bytes ok"
 S2 = "second server secret, different!"
@@ -99,7 +100,7 @@ def test_without_a_secret_seeded_policies_are_refused_and_slicing_works(
     for name in ("PARADISE_SECRET", "PARADISE_SECRET_FILE", "PARADISE_PSEUDONYM_SECRET"):
         monkeypatch.delenv(name, raising=False)
     with paradise.connect(":memory:") as proc:
-        proc.load_demo()
+        load_demo(proc)
         with pytest.raises(UnsupportedQueryError, match="noise with a seed needs a server secret"):
             proc.query("SELECT age, fnlwgt FROM adult", role="statistics_office")
         sliced = proc.query("SELECT age, sex FROM adult", role="analyst")

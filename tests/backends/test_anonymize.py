@@ -16,7 +16,7 @@ from sqlglot import exp
 import paradise
 from paradise.backends.base import Backend, ResultSet
 from paradise.errors import BackendError, UndefinedTable, VerificationError
-from paradise.tools.anonymize_table import ANNOTATIONS_TABLE
+from paradise.tools.anonymize_table import ANNOTATIONS_TABLE, anonymize_table
 from tests.backends.conftest import ADULT_ROWS, table_count
 
 
@@ -71,7 +71,7 @@ def test_public_copy_is_k_anonymous_and_nothing_travels(
 ) -> None:
     backend = proc.backend
     log = _record(monkeypatch, backend)
-    report = proc.anonymize("adult", "adult_public", "public", replace=True)
+    report = anonymize_table(proc, "adult", "adult_public", "public", replace=True)
     # no statement brought data rows into Python: only one-row aggregates (and the catalog)
     catalogs = ("information_schema", "pg_catalog")
     data = [
@@ -100,7 +100,7 @@ def test_public_copy_is_k_anonymous_and_nothing_travels(
 
 def test_annotations_stored_beside_the_table(proc: paradise.Processor) -> None:
     backend = proc.backend
-    report = proc.anonymize("adult", "adult_public2", "public", replace=True)
+    report = anonymize_table(proc, "adult", "adult_public2", "public", replace=True)
     d = backend.dialect
     sql = (
         f"SELECT {_ident('role', d)}, {_ident('annotations', d)} FROM "
@@ -125,19 +125,19 @@ def test_annotations_stored_beside_the_table(proc: paradise.Processor) -> None:
         ).rows[0][0]
     assert comment.startswith("paradise: anonymized copy of adult for role public")
     # anonymizing again replaces the annotation row instead of adding one
-    proc.anonymize("adult", "adult_public2", "public", replace=True)
+    anonymize_table(proc, "adult", "adult_public2", "public", replace=True)
     assert len(backend.execute(sql).rows) == 1
 
 
 def test_refuse_drops_the_table(proc: paradise.Processor) -> None:
     with pytest.raises(VerificationError) as info:
-        proc.anonymize("adult", "adult_audit", "auditor", replace=True)
+        anonymize_table(proc, "adult", "adult_audit", "auditor", replace=True)
     assert "not 5-anonymous" in str(info.value)
     assert "adult_audit" not in proc.backend.catalog()
 
 
 def test_report_policy_keeps_table_and_reports_units(proc: paradise.Processor) -> None:
-    report = proc.anonymize("adult", "adult_analyst", "analyst", replace=True)
+    report = anonymize_table(proc, "adult", "adult_analyst", "analyst", replace=True)
     assert report.rows == ADULT_ROWS
     groups = {u.columns for u in report.units}
     assert ("age", "workclass") in groups and ("occupation", "relationship") in groups
@@ -149,14 +149,14 @@ def test_report_policy_keeps_table_and_reports_units(proc: paradise.Processor) -
 
 
 def test_existing_target_needs_replace(proc: paradise.Processor) -> None:
-    proc.anonymize("adult", "adult_twice", "public", replace=True)
+    anonymize_table(proc, "adult", "adult_twice", "public", replace=True)
     with pytest.raises(BackendError) as info:
-        proc.anonymize("adult", "adult_twice", "public")
+        anonymize_table(proc, "adult", "adult_twice", "public")
     assert info.value.sqlstate == "42P07"
 
 
 def test_table_outside_policy_is_refused(proc: paradise.Processor) -> None:
     with pytest.raises(UndefinedTable):
-        proc.anonymize("paradise_annotations", "x_copy", "public")
+        anonymize_table(proc, "paradise_annotations", "x_copy", "public")
     with pytest.raises(UndefinedTable):
-        proc.anonymize("no_such_table", "x_copy", "public")
+        anonymize_table(proc, "no_such_table", "x_copy", "public")

@@ -10,6 +10,7 @@ import pytest
 import sqlglot
 
 import paradise
+from paradise.tools.demo_data import load_demo
 from tests.backends.conftest import ADULT_ROWS
 
 ROLLUP = (
@@ -28,7 +29,7 @@ def _scalar_row(proc: paradise.Processor, sql: str) -> tuple[object, ...]:
 def reference_rollup() -> list[str]:
     """The published ROLLUP table computed on embedded DuckDB from the bundled data."""
     with paradise.connect(":memory:") as local:
-        local.load_demo()
+        load_demo(local)
         return sorted(map(repr, local.query(ROLLUP, role="tables").rows))
 
 

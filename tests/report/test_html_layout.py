@@ -26,6 +26,7 @@ import pytest
 import paradise
 from paradise.report import build_report, compare, write_report
 from paradise.report.figures import Comparison, VariantPoint
+from paradise.tools.demo_data import load_demo
 
 HERE = Path(__file__).parent
 
@@ -69,7 +70,7 @@ def _measure(page: Path, tmp_path: Path, width: int) -> dict:
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("pages")
     with paradise.connect(":memory:") as proc:
-        proc.load_demo()
+        load_demo(proc)
         analyst = build_report(proc, role="analyst", table="adult", variants=None)
         cmp = compare(proc, [paradise.bundled_policies()], table="adult")
         report_page, _ = write_report(analyst, out / "report")

@@ -24,6 +24,7 @@ from paradise.server.config import ConfigError, ServerConfig, load_config, parse
 from paradise.server.handler import ColumnSpec, HandlerResult
 from paradise.server.mysql import MysqlListener, column_type, mysql_error_code
 from paradise.server.pipeline_handler import PipelineHandler
+from paradise.tools.demo_data import load_demo
 from tests.server.conftest import PASSWORD, make_config
 
 pytestmark = pytest.mark.timeout(120)
@@ -69,7 +70,7 @@ def _stop(
 @pytest.fixture(scope="module")
 def mysql_port() -> Iterator[int]:
     processor = paradise.connect(":memory:", read_dialect="postgres")
-    processor.load_demo()
+    load_demo(processor)
     config = _config(query_timeout_seconds=30, max_result_rows=100_000)
     listener = MysqlListener(config, PipelineHandler(processor, read_dialect="mysql"))
     loop, thread = _start(listener)

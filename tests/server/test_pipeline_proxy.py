@@ -13,6 +13,7 @@ import pytest
 import paradise
 from paradise.server import PgServer
 from paradise.server.pipeline_handler import PipelineHandler
+from paradise.tools.demo_data import load_demo
 from tests.server.conftest import PASSWORD, ServerThread, make_config
 
 pytestmark = pytest.mark.timeout(120)
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.timeout(120)
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[int]:
     processor = paradise.connect(":memory:", read_dialect="postgres")
-    processor.load_demo()
+    load_demo(processor)
     server = PgServer(
         make_config(query_timeout_seconds=30, max_result_rows=100_000), PipelineHandler(processor)
     )
