@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -77,6 +77,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 from scipy.sparse.csgraph import connected_components
 
+from paradise.cells.audit_report import AuditReport, CellAudit
 from paradise.cells.suppress import (
     Function,
     SuppressionResult,
@@ -84,83 +85,13 @@ from paradise.cells.suppress import (
     make_reason,
     suppress_cells,
 )
-from paradise.cells.table import Code, HierarchicalTable, Number
+from paradise.cells.table import HierarchicalTable, Number
 from paradise.errors import VerificationError
 
 __all__ = ["AuditReport", "CellAudit", "audit", "audit_and_repair", "suppress_and_audit"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class CellAudit:
-    """The audit of one suppressed cell.
-
-    Attributes:
-        index: Position of the cell in the table.
-        key: The cell's key.
-        published_lower: Published lower bound.
-        published_upper: Published upper bound.
-        derived_lower: Tightest lower bound an attacker can derive.
-        derived_upper: Tightest upper bound an attacker can derive.
-        passed: True when neither derived bound is tighter than the published one.
-        solved: True when a dedicated LP was solved for a bound (else a witness sufficed).
-        component: Id of the cell's connected component of the constraint graph (cells
-            linked through groups with suppressed cells); bounds only interact within one.
-    """
-
-    index: int
-    key: tuple[Code, ...]
-    published_lower: Number
-    published_upper: Number
-    derived_lower: Number
-    derived_upper: Number
-    passed: bool
-    solved: bool
-    component: int
-
-
-@dataclass(frozen=True)
-class AuditReport:
-    """The audit of a suppression pattern.
-
-    Attributes:
-        cells: One `CellAudit` per suppressed cell, in table order.
-        lp_solves: Number of `linprog` calls.
-        seconds: Wall time of the audit.
-        tolerance: Relative tolerance used to compare bounds.
-    """
-
-    cells: tuple[CellAudit, ...]
-    lp_solves: int
-    seconds: float
-    tolerance: float
-
-    @property
-    def passed(self) -> bool:
-        """True when every suppressed cell passed."""
-        return all(c.passed for c in self.cells)
-
-    @property
-    def failures(self) -> tuple[CellAudit, ...]:
-        """The cells whose interval an attacker can narrow."""
-        return tuple(c for c in self.cells if not c.passed)
-
-    def summary(self) -> dict[str, object]:
-        """Annotation of the audit outcome.
-
-        Example:
-            >>> AuditReport(cells=(), lp_solves=0, seconds=0.0, tolerance=1e-6).summary()
-            {'passed': True, 'checked': 0, 'failed': 0, 'lp_solves': 0, 'seconds': 0.0}
-        """
-        return {
-            "passed": self.passed,
-            "checked": len(self.cells),
-            "failed": len(self.failures),
-            "lp_solves": self.lp_solves,
-            "seconds": round(self.seconds, 4),
-        }
 
 
 def audit(published: SuppressionResult, *, tolerance: float = 1e-6) -> AuditReport:

@@ -83,13 +83,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from paradise.cells.audit_report import AuditReport
 from paradise.cells.table import Code, HierarchicalTable, Number, format_number
 from paradise.errors import PolicyError
-
-if TYPE_CHECKING:
-    from paradise.cells.audit import AuditReport
 
 __all__ = [
     "Function",

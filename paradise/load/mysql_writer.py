@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from paradise.backends.base import Backend
 from paradise.errors import BackendError
-from paradise.load.writers import create, csv_bytes, drop, staging_name, table_ref, text_ready
+from paradise.load.staging import create, csv_bytes, drop, staging_name, table_ref, text_ready
 
 __all__ = ["MySQLWriter"]
 
