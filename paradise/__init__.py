@@ -7,6 +7,9 @@ l-diversity, and returns rows with annotations of what was done.
 
 import logging as _logging
 
+# the operators register their parameter models with the policy model, which validates
+# policies' transform steps with them (paradise.policy.operators)
+from paradise.anonymize import registry as _operators  # noqa: F401
 from paradise.errors import BackendError as BackendError
 from paradise.errors import ParadiseError as ParadiseError
 from paradise.errors import PolicyError as PolicyError

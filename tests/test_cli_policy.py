@@ -15,7 +15,7 @@ from paradise.backends.duckdb import DuckDBBackend
 from paradise.cli import cli
 from paradise.errors import PolicyError
 from paradise.policy import load_policies
-from paradise.policy.check_data import check_against_database, column_kind
+from paradise.tools.check_data import check_against_database, column_kind
 from paradise.tools.demo_data import load_demo
 
 HIERARCHY = "United-States;North America;*\nGermany;Europe;*\nMexico;North America;*\n"

@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
+
+from paradise.policy.operators import OperatorParams
 
 if TYPE_CHECKING:
     from paradise.anonymize.secret import DrawKey
@@ -61,18 +62,6 @@ class RewriteDatabase(Protocol):
     def execute(self, statement: exp.Expr) -> None:
         """Run DDL/DML whose target is a paradise-owned scratch table (``_paradise_*``)."""
         ...
-
-
-class OperatorParams(BaseModel):
-    """Base of every operator's parameter model (validated when the policy loads)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    def check_columns(self, classes: Mapping[str, Any]) -> None:
-        """Raise ``ValueError`` if the parameters name columns the policy does not allow.
-
-        ``classes`` maps each column the table policy classifies to its rule.
-        """
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from sqlglot.errors import SqlglotError
 from paradise.anonymize.base import OperatorContext, OperatorParams, column, helper
 from paradise.anonymize.microaggregation import check_named_columns
 from paradise.anonymize.sqlfuncs import case_when, div, lit
+from paradise.policy.operators import ParamsFileError
 
 __all__ = [
     "ColumnRecoding",
@@ -182,15 +183,8 @@ def _check_inline(rows: tuple[tuple[str, ...], ...]) -> None:
                 )
 
 
-class HierarchyFileError(ValueError):
+class HierarchyFileError(ParamsFileError):
     """A problem in a hierarchy CSV, located by the file's own line (not the policy's)."""
-
-    def __init__(self, file: Path, line: int | None, problem: str) -> None:
-        self.file = file
-        self.line = line
-        self.problem = problem
-        where = f"{file}:{line}" if line is not None else str(file)
-        super().__init__(f"{where}: {problem}")
 
 
 def read_hierarchy(path: str, base: Path | None) -> tuple[tuple[str, ...], ...]:

@@ -1,4 +1,8 @@
-"""The operator registry: YAML key -> operator class."""
+"""The operator registry: YAML key -> operator class.
+
+Importing it registers every operator's parameter model with the policy model
+(:func:`paradise.policy.operators.register_operator`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from paradise.anonymize.microaggregation import Microaggregation
 from paradise.anonymize.noise import Noise
 from paradise.anonymize.pram import Pram
 from paradise.anonymize.slicing import Slicing
+from paradise.policy.operators import register_operator
 
 __all__ = ["OPERATORS", "OperatorParams", "operator"]
 
@@ -22,6 +27,10 @@ OPERATORS: dict[str, type[Operator]] = {
     Pram.name: Pram,
     MultivariateMicroaggregation.name: MultivariateMicroaggregation,
 }
+
+
+for _name, _operator in OPERATORS.items():
+    register_operator(_name, _operator.Params)
 
 
 def operator(name: str) -> Operator:

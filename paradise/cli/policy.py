@@ -43,7 +43,7 @@ def validate(directory: str, target: str | None, only: tuple[str, ...]) -> None:
     problems = []
     if target is not None:
         from paradise.backends import connect_backend
-        from paradise.policy.check_data import check_against_database
+        from paradise.tools.check_data import check_against_database
 
         backend = connect_backend(require_database(target), read_only=True)
         try:

@@ -20,9 +20,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from paradise.anonymize.generalization import HierarchyFileError
 from paradise.errors import PolicyError
 from paradise.policy.model import RolePolicy
+from paradise.policy.operators import ParamsFileError
 
 __all__ = ["PolicySet", "locate_key", "load_policies", "load_policy_file"]
 
@@ -81,7 +81,7 @@ def load_policy_file(file: str | Path) -> RolePolicy:
         error = exc.errors()[0]
         line, loc = _locate(node, tuple(error["loc"]))
         cause = (error.get("ctx") or {}).get("error")
-        if isinstance(cause, HierarchyFileError):  # located in the CSV; the policy line after
+        if isinstance(cause, ParamsFileError):  # located in the file; the policy line after
             raise PolicyError(
                 f"{cause} (hierarchy_file of {path}:{line}: {_dotted(loc)})"
             ) from exc

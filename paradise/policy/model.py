@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from paradise.anonymize.registry import OPERATORS, OperatorParams
+from paradise.policy.operators import OperatorParams, operator_names, operator_params
 from paradise.policy.preferences import Preferences
 from paradise.policy.release import ReleasePolicy, default_mode, randomized
 
@@ -142,14 +142,14 @@ class Step(_Frozen):
             if len(value) != 1:
                 raise ValueError(
                     "each transform step is a mapping with exactly one operator name, "
-                    f"one of: {', '.join(sorted(OPERATORS))}"
+                    f"one of: {', '.join(operator_names())}"
                 )
             ((name, params),) = value.items()
-            if name not in OPERATORS:
+            model = operator_params(name)
+            if model is None:
                 raise ValueError(
-                    f"unknown operator {name!r}; known operators: {', '.join(sorted(OPERATORS))}"
+                    f"unknown operator {name!r}; known operators: {', '.join(operator_names())}"
                 )
-            model = OPERATORS[name].Params
             # the validation context (e.g. the policy file's directory, for an
             # operator's mapping files) reaches the operator's parameters
             validated = model.model_validate(params or {}, context=info.context)
