@@ -7,8 +7,10 @@ FUZZ_EXAMPLES ?= 2000
 test:
 	$(PY) -m pytest
 
+# style, then the import contracts of pyproject.toml (layers, no cycles, private modules)
 lint:
 	ruff check --line-length 100 --select E,F,W,I,UP,B paradise tests benchmarks scripts
+	lint-imports
 
 # the adversarial suite on every reachable backend
 security:

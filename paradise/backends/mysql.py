@@ -219,7 +219,7 @@ class MySQLBackend:
                 cur.execute("SET SESSION TRANSACTION READ ONLY")
         except pymysql.Error as exc:
             con.close()
-            raise _query_error(exc) from None
+            raise query_error(exc) from None
         return con
 
     def _connection(self) -> pymysql.connections.Connection[Any]:
@@ -277,7 +277,7 @@ class MySQLBackend:
                 with con.cursor() as cur:
                     cur.execute(sql)
             except pymysql.Error as exc:
-                raise _query_error(exc) from None
+                raise query_error(exc) from None
             except BaseException:
                 # interrupted mid-statement (Ctrl-C, a timeout signal): the server would go
                 # on running it, holding its locks, and the connection is mid-reply
@@ -372,7 +372,7 @@ def _stream(lease: Lease[Any], con: pymysql.connections.Connection[Any], sql: st
         if streaming:
             _abandon(cur, con)
         if isinstance(exc, pymysql.Error):
-            raise _query_error(exc) from None
+            raise query_error(exc) from None
         raise
     return _to_result(fields, rows)
 
@@ -536,7 +536,7 @@ def _connect_error(exc: pymysql.Error, params: Mapping[str, Any]) -> BackendErro
     )
 
 
-def _query_error(exc: pymysql.Error) -> BackendError:
+def query_error(exc: pymysql.Error) -> BackendError:
     """A data-free error for the client (the server's text goes to the log, redacted)."""
     error = user_error(exc, sqlstate=_SQLSTATES.get(mysql_errno(exc), "58000"), backend="mysql")
     assert isinstance(error, BackendError)

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from paradise.backends.base import Backend
+from paradise.backends.mysql import query_error
 from paradise.errors import BackendError
 from paradise.load.staging import create, csv_bytes, drop, staging_name, table_ref, text_ready
 
@@ -173,9 +174,7 @@ def _mysql_load(loader: Any, statement: str, expected: int) -> None:
                     sqlstate="22000",
                 )
     except pymysql.Error as exc:
-        from paradise.backends.mysql import _query_error
-
-        raise _query_error(exc) from exc
+        raise query_error(exc) from exc
     if rows != expected:
         raise BackendError(f"loaded {rows} of {expected} rows", sqlstate="22000")
 
@@ -198,8 +197,6 @@ def _insert_writer(
                 for start in range(0, len(rows), 5_000):
                     cur.executemany(statement, rows[start : start + 5_000])
         except pymysql.Error as exc:
-            from paradise.backends.mysql import _query_error
-
-            raise _query_error(exc) from exc
+                raise query_error(exc) from exc
 
     return write

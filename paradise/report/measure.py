@@ -63,6 +63,7 @@ from paradise.errors import UndefinedTable, VerificationError
 from paradise.plan import TablePlan, plan_table
 from paradise.policy.model import ColumnClass, ColumnRule, TablePolicy
 from paradise.postprocess.classes import class_ids
+from paradise.release.verify import verify_stored
 from paradise.report.risk import ordered_emd_sparse
 
 __all__ = [
@@ -159,10 +160,10 @@ def _drop(backend: Backend, name: str) -> None:
 
 def _apply_policy(backend: Backend, name: str, plan: TablePlan) -> str:
     """Apply ``on_violation`` in SQL as ``paradise anonymize`` does; describe the outcome."""
-    from paradise.tools.anonymize_table import _verify
-
     try:
-        units, suppressed_rows = _verify(backend, name, plan)
+        units, suppressed_rows = verify_stored(
+            backend, None, name, plan, keyed=False, what=f'the anonymized table "{name}"'
+        )
     except VerificationError:
         return "refuse: the policy would refuse this relation (classes below k or l)"
     suppressed = sum(u.suppressed_values for u in units)

@@ -43,7 +43,6 @@ from paradise.anonymize.preferences import stored_table
 from paradise.errors import BackendError, QueryRejected, UndefinedTable
 from paradise.postprocess.verify import UnitReport
 from paradise.release import ReleaseRecord
-from paradise.release.verify import verify_stored
 
 if TYPE_CHECKING:
     from paradise.processor import Processor
@@ -172,15 +171,6 @@ def anonymize_table(
     _store(backend, report)
     processor.refresh()
     return report
-
-
-def _verify(backend: Any, into: str, plan: Any) -> tuple[tuple[UnitReport, ...], int]:
-    """Verify (and repair under ``suppress``) a stored copy of ``plan``'s relation in SQL,
-    counting rows (the copy holds no contributor key); see
-    :func:`paradise.release.verify.verify_stored`. Used by :mod:`paradise.report`."""
-    return verify_stored(
-        backend, None, into, plan, keyed=False, what=f'the anonymized table "{into}"'
-    )
 
 
 # --- annotations --------------------------------------------------------------------------
