@@ -147,7 +147,7 @@ class Relay:
     def _deliver(self, message: bytes) -> None:
         kind, body = message[:1], message[1:]
         if kind == _PG_CANCEL and self._pg_cancel is not None and len(body) >= 4:
-            from paradise.server.session import CancelTarget
+            from paradise.server.pg.session import CancelTarget
 
             self._pg_cancel(CancelTarget(int.from_bytes(body[:4], "big"), body[4:]))
         elif kind == _MYSQL_KILL and self._mysql_kill is not None and len(body) >= 5:

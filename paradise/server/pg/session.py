@@ -12,8 +12,8 @@ anything else is a protocol violation. The session never touches a socket, a thr
 the database, so tests drive it with lists of messages.
 
 Example:
-    >>> from paradise.server.config import UserConfig
-    >>> from paradise.server.auth import ScramVerifier
+    >>> from paradise.server.common.config import UserConfig
+    >>> from paradise.server.common.auth import ScramVerifier
     >>> verifier = ScramVerifier.from_password("pw", b"s" * 16, 4096)
     >>> users = {"ana": UserConfig("ana", "analyst", verifier, auth_methods=("password",))}
     >>> s = Session(SessionConfig(users), pid=7, peer_is_loopback=True)
@@ -36,9 +36,8 @@ from functools import partial
 from typing import Any
 
 from paradise.errors import ParadiseError
-from paradise.server import messages as m
-from paradise.server.access_log import log_event
-from paradise.server.auth import (
+from paradise.server.common.access_log import log_event
+from paradise.server.common.auth import (
     SCRAM_MECHANISM,
     AuthFailed,
     ScramExchange,
@@ -47,10 +46,11 @@ from paradise.server.auth import (
     parse_sasl_initial_response,
     verify_password,
 )  # fmt: skip
-from paradise.server.codec import FrontendDecoder, ProtocolViolation, encode
-from paradise.server.config import UserConfig
-from paradise.server.local import SessionParameters
-from paradise.server.query import CallKind, CallOutcome, HandlerCall, QueryFlow, error_response
+from paradise.server.common.config import UserConfig
+from paradise.server.pg import messages as m
+from paradise.server.pg.codec import FrontendDecoder, ProtocolViolation, encode
+from paradise.server.pg.local import SessionParameters
+from paradise.server.pg.query import CallKind, CallOutcome, HandlerCall, QueryFlow, error_response
 
 __all__ = [
     "CLOSE", "NEED_DATA", "CallKind", "CallOutcome", "CancelTarget", "HandlerCall", "Phase",

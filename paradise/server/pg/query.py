@@ -1,9 +1,9 @@
 """The query half of a session: simple Query, extended Parse/Bind/Describe/Execute, transactions.
 
-:class:`QueryFlow` belongs to one :class:`~paradise.server.session.Session`. Methods that
+:class:`QueryFlow` belongs to one :class:`~paradise.server.pg.session.Session`. Methods that
 may need the query handler are generators: they *yield* a ``HandlerCall`` and receive a
 ``CallOutcome``, so this module stays free of threads and sockets. Every statement is
-routed by :mod:`paradise.server.statements`: answered locally, refused, or sent alone to
+routed by :mod:`paradise.server.pg.statements`: answered locally, refused, or sent alone to
 the handler; nothing is forwarded to a database unchecked.
 
 The proxy is read-only, so ``BEGIN``/``COMMIT``/``ROLLBACK`` only keep PostgreSQL's
@@ -23,20 +23,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
-from paradise.server import messages as m
-from paradise.server.catalog import answer_catalog_query, describe_catalog_query
-from paradise.server.catalog_grammar import CatalogContext
-from paradise.server.codec import encode as codec_encode
-from paradise.server.codec import encode_data_row
-from paradise.server.copy_out import CopyOptions, encode_rows, parse_copy
-from paradise.server.cursors import move, parse_close, parse_declare, parse_fetch
-from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, StatementDescription
-from paradise.server.local import evaluate_local_select, run_reset, run_set, run_show
-from paradise.server.statements import Kind, Statement, refusal, split_statements
-from paradise.server.types import ParamDecodeError, decode_param, pg_type, text_value
+from paradise.server.common.handler import (
+    ColumnSpec,
+    HandlerResult,
+    QueryHandler,
+    StatementDescription,
+)
+from paradise.server.pg import messages as m
+from paradise.server.pg.catalog.answer import answer_catalog_query, describe_catalog_query
+from paradise.server.pg.catalog.grammar import CatalogContext
+from paradise.server.pg.codec import encode as codec_encode
+from paradise.server.pg.codec import encode_data_row
+from paradise.server.pg.copy_out import CopyOptions, encode_rows, parse_copy
+from paradise.server.pg.cursors import move, parse_close, parse_declare, parse_fetch
+from paradise.server.pg.local import evaluate_local_select, run_reset, run_set, run_show
+from paradise.server.pg.statements import Kind, Statement, refusal, split_statements
+from paradise.server.pg.types import ParamDecodeError, decode_param, pg_type, text_value
 
 if TYPE_CHECKING:
-    from paradise.server.session import Session
+    from paradise.server.pg.session import Session
 
 __all__ = [
     "CallKind", "CallOutcome", "CallToken", "HandlerCall", "Portal", "Prepared", "QueryFlow",
