@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from paradise.server.pg.query import CallOutcome, CallToken, HandlerCall, perform_call
+from paradise.server.pg.calls import CallOutcome, CallToken, HandlerCall, perform_call
 from paradise.server.pg.session import (
     CLOSE,
     NEED_DATA,

@@ -43,9 +43,9 @@ from paradise.server.common.access_log import log_event, log_statement
 from paradise.server.common.config import Limits, ServerConfig, make_ssl_context
 from paradise.server.common.handler import HandlerResult, QueryHandler
 from paradise.server.common.workers import WorkerSlot
+from paradise.server.pg.calls import CallKind, CallOutcome, CallToken, HandlerCall, perform_call
 from paradise.server.pg.codec import encode
 from paradise.server.pg.messages import ErrorResponse
-from paradise.server.pg.query import CallKind, CallOutcome, CallToken, HandlerCall, perform_call
 from paradise.server.pg.session import (
     CLOSE,
     NEED_DATA,
@@ -370,7 +370,9 @@ class PgServer:
                 self.servers.append(server)
                 self.ports.extend(int(sock.getsockname()[1]) for sock in server.sockets)
         if self.worker is not None:
-            self.worker.relay.listen(loop, pg_cancel=self._cancel_here)
+            self.worker.relay.listen(
+                loop, pg_cancel=lambda pid, secret: self._cancel_here(CancelTarget(pid, secret))
+            )
         logger.info("paradise serve listening on %s", self.config.listen)
 
     def cancel(self, target: CancelTarget) -> None:
