@@ -93,7 +93,7 @@ def scratch_schema() -> Iterator[str]:
 @contextmanager
 def serve(backend_url: str, workers: int, backend_connections: int) -> Iterator[int]:
     """``paradise serve --workers N`` in front of the backend; yields its port."""
-    from paradise.server.config import user_toml
+    from paradise.server.common.config import user_toml
 
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "serve.toml"

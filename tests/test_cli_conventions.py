@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 import paradise.errors as errors
 from paradise.cli import cli
 from paradise.cli.app import EXIT_CODES
-from paradise.server.config import ConfigError
+from paradise.server.common.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED_CODES = {

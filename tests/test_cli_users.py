@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from paradise.cli import cli
-from paradise.server.auth import verify_password
-from paradise.server.config import ConfigError, load_config, parse_config
+from paradise.server.common.auth import verify_password
+from paradise.server.common.config import ConfigError, load_config, parse_config
 
 HEAD = '# the proxy\nlisten = ["127.0.0.1:0"]\nbackend = "data/adult.duckdb"\n'
 

@@ -37,7 +37,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def proxy(db: str) -> Iterator[int]:
     from paradise.server import PgServer
-    from paradise.server.pipeline_handler import PipelineHandler
+    from paradise.server.common.pipeline_handler import PipelineHandler
     from tests.server.conftest import ServerThread, make_config
 
     processor = paradise.connect(db, read_dialect="postgres")

@@ -17,7 +17,7 @@ from paradise.errors import ParadiseError
 if TYPE_CHECKING:
     from paradise.processor import Processor
     from paradise.server import ServerConfig
-    from paradise.server.workers import WorkerSlot
+    from paradise.server.common.workers import WorkerSlot
 
 __all__ = ["serve"]
 
@@ -75,8 +75,8 @@ def serve(
 ) -> None:
     """Serve the PostgreSQL (and optionally MySQL) wire protocol through the pipeline."""
     from paradise.server import ServerConfig, load_config
-    from paradise.server.access_log import configure_logging
-    from paradise.server.config import parse_config
+    from paradise.server.common.access_log import configure_logging
+    from paradise.server.common.config import parse_config
 
     config = load_config(config_path) if config_path else ServerConfig()
     if log_level is not None:
@@ -95,7 +95,7 @@ def serve(
     target = backend or config.backend or ":memory:"
     policy_dir = policies or (str(config.policies) if config.policies else None)
     if not config.users:
-        from paradise.server.config import ConfigError
+        from paradise.server.common.config import ConfigError
 
         raise ConfigError(
             f"{config_path or '(no --config)'}: no users configured; create one with: "
@@ -129,7 +129,7 @@ def serve(
     _warn_privileges(preflight)
     preflight.close()
     from paradise.anonymize.secret import process_secret
-    from paradise.server.workers import run_workers
+    from paradise.server.common.workers import run_workers
 
     # without a configured secret, one generated secret for every worker: forked children
     # inherit it, so slicing's stable buckets agree between workers
@@ -215,7 +215,7 @@ def _serve_process(
     """One server process: the processor, the PostgreSQL and MySQL listeners, until stopped."""
     from paradise.server import PgServer
     from paradise.server import serve as run_server
-    from paradise.server.pipeline_handler import PipelineHandler
+    from paradise.server.common.pipeline_handler import PipelineHandler
 
     processor = _open(target, policy_dir, read_only=read_only,
                       pool_size=config.limits.backend_connections)  # fmt: skip
@@ -229,7 +229,7 @@ def _serve_process(
         handler = PipelineHandler(processor)
         mysql = None
         if config.mysql_listen:  # the same users, roles and processor; queries read as MySQL
-            from paradise.server.mysql import MysqlListener
+            from paradise.server.mysql.listener import MysqlListener
 
             mysql = MysqlListener(config, PipelineHandler(processor, read_dialect="mysql"),
                                   sockets=mysql_sockets, worker=slot)  # fmt: skip

@@ -17,7 +17,7 @@ import click
 from paradise.cli.app import out_console
 from paradise.cli.options import policies_option
 from paradise.cli.render import print_rows
-from paradise.server.config import AUTH_METHODS, ConfigError, load_config, user_toml
+from paradise.server.common.config import AUTH_METHODS, ConfigError, load_config, user_toml
 
 __all__ = ["user"]
 

@@ -14,10 +14,10 @@ import duckdb
 import pytest
 
 from paradise.errors import BackendError, QueryRejected, QuerySyntaxError
-from paradise.server.asyncio_server import PgServer
-from paradise.server.auth import ScramVerifier, hash_password, md5_password_hash
-from paradise.server.config import Limits, ServerConfig, UserConfig
-from paradise.server.handler import ColumnSpec, HandlerResult
+from paradise.server.common.auth import ScramVerifier, hash_password, md5_password_hash
+from paradise.server.common.config import Limits, ServerConfig, UserConfig
+from paradise.server.common.handler import ColumnSpec, HandlerResult
+from paradise.server.pg.asyncio_server import PgServer
 
 PASSWORD = "pencil"
 

@@ -26,10 +26,10 @@ import pytest
 import paradise
 from paradise.backends.base import Backend
 from paradise.load import load_file
-from paradise.server.auth import mysql_native_password_hash
-from paradise.server.config import ServerConfig
-from paradise.server.mysql import MysqlListener
-from paradise.server.pipeline_handler import PipelineHandler
+from paradise.server.common.auth import mysql_native_password_hash
+from paradise.server.common.config import ServerConfig
+from paradise.server.common.pipeline_handler import PipelineHandler
+from paradise.server.mysql.listener import MysqlListener
 from tests.backends.conftest import ADULT, _scratch
 from tests.server.conftest import PASSWORD, make_config
 

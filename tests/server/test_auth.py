@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from paradise.server.auth import (
+from paradise.server.common.auth import (
     AuthFailed,
     ScramExchange,
     ScramVerifier,
@@ -19,7 +19,7 @@ from paradise.server.auth import (
     saslprep,
     verify_password,
 )
-from paradise.server.config import ConfigError, load_config, parse_config, user_toml
+from paradise.server.common.config import ConfigError, load_config, parse_config, user_toml
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -26,13 +26,13 @@ from paradise.backends.duckdb import DuckDBBackend
 from paradise.errors import ParadiseError, UnsupportedQueryError
 from paradise.policy import load_policies
 from paradise.server import PgServer
-from paradise.server.catalog import CatalogContext, answer_catalog_query
-from paradise.server.catalog_grammar import translate
-from paradise.server.catalog_rows import CatalogSnapshot
-from paradise.server.catalog_sandbox import sandbox_for
-from paradise.server.config import UserConfig
-from paradise.server.handler import ColumnSpec
-from paradise.server.pipeline_handler import PipelineHandler
+from paradise.server.common.config import UserConfig
+from paradise.server.common.handler import ColumnSpec
+from paradise.server.common.pipeline_handler import PipelineHandler
+from paradise.server.pg.catalog.answer import CatalogContext, answer_catalog_query
+from paradise.server.pg.catalog.grammar import translate
+from paradise.server.pg.catalog.rows import CatalogSnapshot
+from paradise.server.pg.catalog.sandbox import sandbox_for
 from tests.server.conftest import PASSWORD, ServerThread, make_config, make_users
 
 pytestmark = pytest.mark.timeout(120)

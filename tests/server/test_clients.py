@@ -35,8 +35,8 @@ import paradise
 from paradise.load import load_file
 from paradise.policy import load_policies
 from paradise.server import PgServer
-from paradise.server.config import UserConfig
-from paradise.server.pipeline_handler import PipelineHandler
+from paradise.server.common.config import UserConfig
+from paradise.server.common.pipeline_handler import PipelineHandler
 from tests.backends.conftest import ADULT, BACKENDS, _scratch
 from tests.server.conftest import PASSWORD, ServerThread, make_config, make_users
 

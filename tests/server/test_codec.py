@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paradise.server import messages as m
-from paradise.server.codec import FrontendDecoder, ProtocolViolation, encode, encode_data_row
-from paradise.server.types import OID, ParamDecodeError, decode_param, pg_type, text_value
+from paradise.server.pg import messages as m
+from paradise.server.pg.codec import FrontendDecoder, ProtocolViolation, encode, encode_data_row
+from paradise.server.pg.types import OID, ParamDecodeError, decode_param, pg_type, text_value
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from paradise.server.asyncio_server import PgServer
-from paradise.server.config import ServerConfig
+from paradise.server.common.config import ServerConfig
+from paradise.server.pg.asyncio_server import PgServer
 from tests.server.conftest import PASSWORD, ServerThread
 
 pytestmark = pytest.mark.timeout(60)

@@ -21,8 +21,8 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from paradise.server.asyncio_server import PgServer
-from paradise.server.config import Limits, ServerConfig
+from paradise.server.common.config import Limits, ServerConfig
+from paradise.server.pg.asyncio_server import PgServer
 from tests.server.conftest import ServerThread
 
 pytestmark = pytest.mark.timeout(60)
@@ -182,7 +182,7 @@ CHILD_SERVER = """
 import asyncio, sys
 sys.path.insert(0, sys.argv[1])
 from conftest import DuckDBHandler, make_config
-from paradise.server.asyncio_server import serve
+from paradise.server.pg.asyncio_server import serve
 def started(server):
     print(server.port, flush=True)
 asyncio.run(serve(make_config(shutdown_grace_seconds=5), DuckDBHandler(), on_started=started))

@@ -23,10 +23,10 @@ import pytest
 from paradise.backends import connect_backend
 from paradise.backends.base import Backend
 from paradise.backends.cancel import query_token
-from paradise.server.access_log import configure_logging
-from paradise.server.asyncio_server import PgServer
-from paradise.server.config import Limits, ServerConfig, load_config
-from paradise.server.handler import ColumnSpec, HandlerResult
+from paradise.server.common.access_log import configure_logging
+from paradise.server.common.config import Limits, ServerConfig, load_config
+from paradise.server.common.handler import ColumnSpec, HandlerResult
+from paradise.server.pg.asyncio_server import PgServer
 from tests.backends.conftest import Database, server  # noqa: F401  (fixture)
 from tests.server.conftest import PASSWORD, DuckDBHandler, ServerThread, make_users
 
@@ -269,7 +269,7 @@ def test_serve_warns_when_the_backend_account_can_write(
     import sys
     from pathlib import Path
 
-    from paradise.server.config import user_toml
+    from paradise.server.common.config import user_toml
 
     config = tmp_path / "serve.toml"  # type: ignore[operator]
     config.write_text('[log]\naccess = "off"\n' + user_toml("ana", PASSWORD, "analyst"))

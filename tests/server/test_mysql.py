@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 import paradise
 from paradise.errors import ParadiseError
-from paradise.server.auth import mysql_native_password_hash
-from paradise.server.config import ConfigError, ServerConfig, load_config, parse_config
-from paradise.server.handler import ColumnSpec, HandlerResult
-from paradise.server.mysql import MysqlListener, column_type, mysql_error_code
-from paradise.server.pipeline_handler import PipelineHandler
+from paradise.server.common.auth import mysql_native_password_hash
+from paradise.server.common.config import ConfigError, ServerConfig, load_config, parse_config
+from paradise.server.common.handler import ColumnSpec, HandlerResult
+from paradise.server.common.pipeline_handler import PipelineHandler
+from paradise.server.mysql.listener import MysqlListener, column_type, mysql_error_code
 from paradise.tools.demo_data import load_demo
 from tests.server.conftest import PASSWORD, make_config
 

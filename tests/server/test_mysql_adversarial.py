@@ -19,7 +19,7 @@ import pymysql
 import pytest
 import yaml
 
-import paradise.server.mysql_local
+import paradise.server.mysql.local
 from tests.backends.conftest import BACKENDS
 from tests.server.mysql_support import CANARIES, VAULT, World, connect, world
 
@@ -153,7 +153,7 @@ def test_tableless_allowlist_is_answered_by_paradise(mysql_world: World) -> None
         "SELECT 1, -2.5, 'txt', NULL, TRUE, @@version, VERSION(), DATABASE(), SCHEMA(), USER(),"
         " CURRENT_USER(), @@session.autocommit AS ac FROM DUAL LIMIT 1",
     )
-    version = paradise.server.mysql_local.VERSION
+    version = paradise.server.mysql.local.VERSION
     assert rows == ((1, -2.5, "txt", None, 1, version, version, "paradise", "paradise",
                      "pub@%", "pub@%", 1),)  # fmt: skip
     assert names[:3] == ("1", "-2.5", "txt") and names[-1] == "ac"

@@ -14,13 +14,13 @@ from mysql_mimic.types import Capabilities
 
 from paradise.errors import ParadiseError, QueryRejected, UndefinedColumn, UnsupportedQueryError
 from paradise.parse import parse_statements
-from paradise.server.handler import ColumnSpec
-from paradise.server.mysql_catalog import Catalog
-from paradise.server.mysql_commands import Prepared, count_placeholders, decode_execute
-from paradise.server.mysql_local import SessionState, answer_select, run_set
-from paradise.server.mysql_relation import Env, Relation, like, select_rows
-from paradise.server.mysql_route import Route, answer_catalog_query, route
-from paradise.server.mysql_types import sql_type
+from paradise.server.common.handler import ColumnSpec
+from paradise.server.mysql.catalog import Catalog
+from paradise.server.mysql.commands import Prepared, count_placeholders, decode_execute
+from paradise.server.mysql.local import SessionState, answer_select, run_set
+from paradise.server.mysql.relation import Env, Relation, like, select_rows
+from paradise.server.mysql.route import Route, answer_catalog_query, route
+from paradise.server.mysql.types import sql_type
 
 PEOPLE = Relation(
     "people",

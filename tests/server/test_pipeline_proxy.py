@@ -12,7 +12,7 @@ import pytest
 
 import paradise
 from paradise.server import PgServer
-from paradise.server.pipeline_handler import PipelineHandler
+from paradise.server.common.pipeline_handler import PipelineHandler
 from paradise.tools.demo_data import load_demo
 from tests.server.conftest import PASSWORD, ServerThread, make_config
 

@@ -21,7 +21,7 @@ import paradise
 from paradise.backends.base import Backend
 from paradise.load import load_file
 from paradise.server import PgServer
-from paradise.server.pipeline_handler import PipelineHandler
+from paradise.server.common.pipeline_handler import PipelineHandler
 from tests.backends.conftest import ADULT, _scratch
 from tests.server.conftest import PASSWORD, ServerThread, make_config
 from tests.server.mysql_support import connect as mysql_connect

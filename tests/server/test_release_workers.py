@@ -13,7 +13,7 @@ import psycopg
 
 from paradise.backends.duckdb import DuckDBBackend
 from paradise.load import load_file
-from paradise.server.workers import PID_BITS
+from paradise.server.common.workers import PID_BITS
 
 REPO = Path(__file__).resolve().parents[2]
 

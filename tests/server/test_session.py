@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from paradise.server.query import CallOutcome, CallToken, HandlerCall, perform_call
-from paradise.server.session import (
+from paradise.server.pg.calls import CallOutcome, CallToken, HandlerCall, perform_call
+from paradise.server.pg.session import (
     CLOSE,
     NEED_DATA,
     CancelTarget,

@@ -19,9 +19,9 @@ import pymysql
 import pytest
 from psycopg import errors
 
-from paradise.server.asyncio_server import PgServer
-from paradise.server.session import CancelTarget
-from paradise.server.workers import PID_BITS, bind_group, make_slots
+from paradise.server.common.workers import PID_BITS, bind_group, make_slots
+from paradise.server.pg.asyncio_server import PgServer
+from paradise.server.pg.session import CancelTarget
 from tests.server.conftest import DuckDBHandler, ServerThread, make_config
 
 SLOW_QUERY = "SELECT sum(a.range * b.range) FROM range(40000) a, range(40000) b"

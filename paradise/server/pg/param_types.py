@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from paradise.server.catalog_types import TYPES, lookup_type_name
-from paradise.server.types import OID, pg_type
+from paradise.server.pg.catalog.types import TYPES, lookup_type_name
+from paradise.server.pg.types import OID, pg_type
 
 __all__ = ["infer_param_types", "pg_column_names", "placeholder_index", "sql_type_oid"]
 

@@ -1,4 +1,4 @@
-"""The asyncio shell around :class:`~paradise.server.session.Session`: sockets, TLS, threads.
+"""The asyncio shell around :class:`~paradise.server.pg.session.Session`: sockets, TLS, threads.
 
 One :class:`_Connection` per client feeds received bytes into its session and performs
 the session's actions: write bytes, run a handler call in a worker thread (bounded by a
@@ -10,8 +10,8 @@ Connection lifecycle: a connection that has not authenticated within
 each handler call runs as one :class:`~paradise.backends.request.Request` (request
 id, user, role) with the result limits set (``max_result_rows``,
 ``max_result_megabytes``, enforced by the backend while the answer streams in), and
-ends with a ``statement`` line in the access log (:mod:`.access_log`); answers are
-written in chunks with flow control.
+ends with a ``statement`` line in the access log
+(:mod:`~paradise.server.common.access_log`); answers are written in chunks with flow control.
 
 Example (see tests/server/test_e2e.py for a running server)::
 
@@ -39,13 +39,14 @@ from concurrent.futures import ThreadPoolExecutor
 from paradise.backends.limits import result_limits
 from paradise.backends.request import Request, bind_request
 from paradise.errors import ParadiseError
-from paradise.server.access_log import log_event, log_statement
-from paradise.server.codec import encode
-from paradise.server.config import Limits, ServerConfig, make_ssl_context
-from paradise.server.handler import HandlerResult, QueryHandler
-from paradise.server.messages import ErrorResponse
-from paradise.server.query import CallKind, CallOutcome, CallToken, HandlerCall, perform_call
-from paradise.server.session import (
+from paradise.server.common.access_log import log_event, log_statement
+from paradise.server.common.config import Limits, ServerConfig, make_ssl_context
+from paradise.server.common.handler import HandlerResult, QueryHandler
+from paradise.server.common.workers import WorkerSlot
+from paradise.server.pg.calls import CallKind, CallOutcome, CallToken, HandlerCall, perform_call
+from paradise.server.pg.codec import encode
+from paradise.server.pg.messages import ErrorResponse
+from paradise.server.pg.session import (
     CLOSE,
     NEED_DATA,
     CancelTarget,
@@ -54,7 +55,6 @@ from paradise.server.session import (
     SessionConfig,
     StartTLS,
 )  # fmt: skip
-from paradise.server.workers import WorkerSlot
 
 __all__ = ["PgServer", "serve"]
 
@@ -370,7 +370,9 @@ class PgServer:
                 self.servers.append(server)
                 self.ports.extend(int(sock.getsockname()[1]) for sock in server.sockets)
         if self.worker is not None:
-            self.worker.relay.listen(loop, pg_cancel=self._cancel_here)
+            self.worker.relay.listen(
+                loop, pg_cancel=lambda pid, secret: self._cancel_here(CancelTarget(pid, secret))
+            )
         logger.info("paradise serve listening on %s", self.config.listen)
 
     def cancel(self, target: CancelTarget) -> None:

@@ -2,7 +2,7 @@
 
 A catalog query (psql ``\\d``, pgJDBC ``DatabaseMetaData``, SQLAlchemy reflection,
 psycopg type look-ups) is answered from the emulated relations of
-:mod:`paradise.server.catalog_relations` only. :func:`translate` checks the parsed query
+:mod:`paradise.server.pg.catalog.relations` only. :func:`translate` checks the parsed query
 and rewrites it for the sandbox in one pass:
 
 * every table reference must name an emulated ``pg_catalog`` / ``information_schema``
@@ -27,7 +27,7 @@ Example:
     'SELECT relname FROM emu_pg_catalog.pg_class AS c'
     >>> translate(sqlglot.parse_one("SELECT * FROM duckdb_settings()"), ctx)
     Traceback (most recent call last):
-    paradise.errors.UnsupportedQueryError: unsupported query: the function duckdb_settings() is not allowed in a catalog query (rule catalog grammar allowlist (paradise/server/catalog_grammar.py)). Hint: the proxy emulates the catalog functions psql, pgJDBC and SQLAlchemy use.
+    paradise.errors.UnsupportedQueryError: unsupported query: the function duckdb_settings() is not allowed in a catalog query (rule catalog grammar allowlist (paradise/server/pg/catalog/grammar.py)). Hint: the proxy emulates the catalog functions psql, pgJDBC and SQLAlchemy use.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from paradise.errors import UnsupportedQueryError
-from paradise.server.catalog_relations import FUNCTION_RELATIONS, RELATIONS
-from paradise.server.local import VERSION_STRING
+from paradise.server.pg.catalog.relations import FUNCTION_RELATIONS, RELATIONS
+from paradise.server.pg.local import VERSION_STRING
 
 __all__ = [
     "FUNCTIONS",
@@ -52,7 +52,7 @@ __all__ = [
     "translate",
 ]
 
-_RULE = "catalog grammar allowlist (paradise/server/catalog_grammar.py)"
+_RULE = "catalog grammar allowlist (paradise/server/pg/catalog/grammar.py)"
 _HINT = "catalog queries may read the pg_catalog and information_schema relations the proxy emulates"  # noqa: E501
 
 SANDBOX_SCHEMAS = {"pg_catalog": "emu_pg_catalog", "information_schema": "emu_information_schema"}

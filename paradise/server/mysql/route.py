@@ -3,11 +3,11 @@
 The listener routes every statement itself (mysql-mimic only speaks the protocol):
 
 ========================  ==================================================================
-``SET``                   :func:`~paradise.server.mysql_local.run_set` (allowlist, no-ops)
+``SET``                   :func:`~paradise.server.mysql.local.run_set` (allowlist, no-ops)
 ``USE``, ``KILL``         the session (``paradise``/``information_schema``; own user only)
 ``BEGIN``/``COMMIT``/...  accepted, nothing to do (the proxy is read-only)
-``SHOW``, ``DESCRIBE t``  :func:`~paradise.server.mysql_show.answer_show`
-SELECT naming no table    :func:`~paradise.server.mysql_local.answer_select` (allowlist)
+``SHOW``, ``DESCRIBE t``  :func:`~paradise.server.mysql.show.answer_show`
+SELECT naming no table    :func:`~paradise.server.mysql.local.answer_select` (allowlist)
 ``information_schema``    :func:`answer_catalog_query` (closed grammar over the role's catalog)
 any other query           the pipeline (checked, rewritten, verified)
 anything else             refused, naming the statement
@@ -33,10 +33,10 @@ from sqlglot import exp
 
 from paradise.errors import QueryRejected, UnsupportedQueryError
 from paradise.parse import statement_kind
-from paradise.server.mysql_catalog import DATABASE, INFORMATION_SCHEMA, Catalog
-from paradise.server.mysql_local import SessionState, is_tableless
-from paradise.server.mysql_relation import Env, construct_name, refuse, select_rows
-from paradise.server.mysql_show import show_of_command
+from paradise.server.mysql.catalog import DATABASE, INFORMATION_SCHEMA, Catalog
+from paradise.server.mysql.local import SessionState, is_tableless
+from paradise.server.mysql.relation import Env, construct_name, refuse, select_rows
+from paradise.server.mysql.show import show_of_command
 
 __all__ = ["Route", "answer_catalog_query", "route"]
 

@@ -1,15 +1,15 @@
 """Answer catalog queries (psql ``\\d``, pgJDBC metadata, SQLAlchemy reflection) safely.
 
 A catalog query never reaches the real database. It is checked and translated by
-:mod:`.catalog_grammar` (a closed grammar over the emulated ``pg_catalog`` and
+:mod:`.grammar` (a closed grammar over the emulated ``pg_catalog`` and
 ``information_schema`` relations) and runs in the login's sandbox
-(:mod:`.catalog_sandbox`), whose rows describe only the tables and columns the role's
+(:mod:`.sandbox`), whose rows describe only the tables and columns the role's
 policy lets it see. Bind parameters are bound as literals into the parsed query.
 Without a handler that lists its visible schema
-(:class:`~paradise.server.handler.SchemaProvider`), catalog queries are refused.
+(:class:`~paradise.server.common.handler.SchemaProvider`), catalog queries are refused.
 
 Example:
-    >>> from paradise.server.handler import ColumnSpec
+    >>> from paradise.server.common.handler import ColumnSpec
     >>> class Tables:
     ...     def visible_tables(self, *, role):
     ...         return {"adult": (ColumnSpec("age", "INTEGER"), ColumnSpec("sex", "VARCHAR"))}
@@ -35,23 +35,23 @@ from paradise.params import bind_params
 from paradise.params import literal as literal_value
 from paradise.parse import parse_query
 from paradise.rewrite.wrap_answer import pg_output_names
-from paradise.server.catalog_grammar import (
-    SANDBOX_SCHEMAS,
-    CatalogContext,
-    translate,
-    unwrap_schema_calls,
-)
-from paradise.server.catalog_relations import RELATIONS, pg_type_oid
-from paradise.server.catalog_rows import CatalogSnapshot
-from paradise.server.catalog_sandbox import sandbox_for
-from paradise.server.handler import (
+from paradise.server.common.handler import (
     ColumnSpec,
     HandlerResult,
     SchemaProvider,
     StatementDescription,
 )
-from paradise.server.param_types import infer_param_types, pg_column_names
-from paradise.server.statements import tokenize
+from paradise.server.pg.catalog.grammar import (
+    SANDBOX_SCHEMAS,
+    CatalogContext,
+    translate,
+    unwrap_schema_calls,
+)
+from paradise.server.pg.catalog.relations import RELATIONS, pg_type_oid
+from paradise.server.pg.catalog.rows import CatalogSnapshot
+from paradise.server.pg.catalog.sandbox import sandbox_for
+from paradise.server.pg.param_types import infer_param_types, pg_column_names
+from paradise.server.pg.statements import tokenize
 
 __all__ = [
     "CatalogContext",

@@ -1,6 +1,6 @@
 """SQL type names -> PostgreSQL type OIDs, and the value encoders/decoders of the wire.
 
-Result columns arrive as :class:`~paradise.server.handler.ColumnSpec` with a type
+Result columns arrive as :class:`~paradise.server.common.handler.ColumnSpec` with a type
 name as DuckDB or PostgreSQL report it (``"INTEGER"``, ``"DECIMAL(10,2)"``,
 ``"TIMESTAMP WITH TIME ZONE"``, ``"INTEGER[]"``). :func:`pg_type` maps it to the
 OID, length and modifier of the RowDescription and to the encoder of each

@@ -14,10 +14,11 @@ Example:
     >>> ana = cfg.users["ana"]
     >>> cfg.listen, ana.role, ana.auth_methods, cfg.limits.query_timeout_seconds
     ((('127.0.0.1', 6543),), 'analyst', ('scram-sha-256',), 5.0)
-    >>> parse_config({"limits": {"backend_connections": 0}}, source="p.toml")
-    Traceback (most recent call last):
-    ...
-    paradise.server.config.ConfigError: p.toml: limits.backend_connections: expected a positive ...
+    >>> try:
+    ...     parse_config({"limits": {"backend_connections": 0}}, source="p.toml")
+    ... except ConfigError as exc:
+    ...     print(exc)
+    p.toml: limits.backend_connections: expected a positive ...
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ from pydantic import (
 )
 
 from paradise.errors import ParadiseError
-from paradise.server.auth import (
+from paradise.server.common.auth import (
     ScramVerifier,
     hash_password,
     md5_password_hash,
     mysql_native_password_hash,
 )
-from paradise.server.workers import MAX_WORKERS
+from paradise.server.common.workers import MAX_WORKERS
 
 __all__ = [
     "AUTH_METHODS",
@@ -124,7 +125,7 @@ class ServerConfig:
     users: Mapping[str, UserConfig] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     workers: int = 1
-    """Server processes sharing the listen addresses (see :mod:`paradise.server.workers`)."""
+    """Server processes sharing the listen addresses (see :mod:`paradise.server.common.workers`)."""
     log_level: str = "warning"
     access_log: str = "stderr"
     """Where the JSON-lines access log goes: ``stderr``, ``off`` or a file path."""

@@ -6,12 +6,12 @@ Only the forms clients send at start-up and for metadata are served: ``SHOW DATA
 ``SHOW VARIABLES``, ``SHOW STATUS``
 (none), ``SHOW WARNINGS``/``ERRORS``, ``SHOW COLLATION``, ``SHOW CHARACTER SET``,
 ``SHOW ENGINES`` and ``SHOW CREATE DATABASE``, each with ``LIKE`` or a ``WHERE`` in the
-closed grammar of :mod:`paradise.server.mysql_relation`. Any other ``SHOW`` is refused.
+closed grammar of :mod:`paradise.server.mysql.relation`. Any other ``SHOW`` is refused.
 
 Example:
     >>> import sqlglot
-    >>> from paradise.server.handler import ColumnSpec
-    >>> from paradise.server.mysql_local import SessionState
+    >>> from paradise.server.common.handler import ColumnSpec
+    >>> from paradise.server.mysql.local import SessionState
     >>> catalog = Catalog({"adult": (ColumnSpec("age", "BIGINT"),), "zoo": ()})
     >>> state = SessionState(user="ana", connection_id=1)
     >>> answer_show(sqlglot.parse_one("SHOW FULL TABLES LIKE 'a%'", read="mysql"), catalog, state).rows
@@ -31,7 +31,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from paradise.errors import QueryRejected, UndefinedTable
-from paradise.server.mysql_catalog import (
+from paradise.server.mysql.catalog import (
     CHARACTER_SETS,
     COLLATIONS,
     DATABASE,
@@ -40,9 +40,9 @@ from paradise.server.mysql_catalog import (
     Catalog,
     quote,
 )
-from paradise.server.mysql_local import SessionState
-from paradise.server.mysql_relation import Env, Relation, filter_rows, like, refuse
-from paradise.server.mysql_types import sql_type
+from paradise.server.mysql.local import SessionState
+from paradise.server.mysql.relation import Env, Relation, filter_rows, like, refuse
+from paradise.server.mysql.types import sql_type
 
 __all__ = ["answer_show", "show_of_command"]
 

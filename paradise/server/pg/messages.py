@@ -1,7 +1,7 @@
 """Frozen values for the PostgreSQL v3 wire protocol, in the style of h11's events.
 
-Frontend messages are what :class:`paradise.server.codec.FrontendDecoder` yields;
-backend messages are what :func:`paradise.server.codec.encode` turns into bytes.
+Frontend messages are what :class:`paradise.server.pg.codec.FrontendDecoder` yields;
+backend messages are what :func:`paradise.server.pg.codec.encode` turns into bytes.
 Nothing here does I/O or parsing; the codec owns the byte layout.
 
 Example:

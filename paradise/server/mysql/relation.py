@@ -1,7 +1,7 @@
 """A closed SELECT grammar over the small relations the MySQL listener builds itself.
 
 Catalog reads (``information_schema``, ``SHOW ... LIKE``/``WHERE``) are answered from
-relations made from the role's visible schema (:mod:`paradise.server.mysql_catalog`).
+relations made from the role's visible schema (:mod:`paradise.server.mysql.catalog`).
 A client's statement is accepted only if every node of its tree is in :data:`NODES` —
 one table, no join, no subquery, no aggregate, no function but ``DATABASE()``, ``UPPER``,
 ``LOWER``, ``COALESCE``/``IFNULL`` and ``CASE`` — and is then interpreted by the tree walk
@@ -32,7 +32,7 @@ from mysql_mimic import ColumnType, ResultColumn, ResultSet
 from sqlglot import exp
 
 from paradise.errors import QueryRejected, UndefinedColumn
-from paradise.server.mysql_types import value_type
+from paradise.server.mysql.types import value_type
 
 __all__ = [
     "NODES",

@@ -3,7 +3,7 @@
 Each relation is a column list in PostgreSQL's own types (``oid``, ``name``,
 ``"char"``, ``aclitem[]`` ...), stored in the sandbox in the nearest DuckDB type. These
 are the **only** relations a catalog query may read; their rows are built by
-:mod:`paradise.server.catalog_rows` from the tables and columns a role may see, and
+:mod:`paradise.server.pg.catalog.rows` from the tables and columns a role may see, and
 relations without rows there (``pg_proc``, ``pg_index``, ``pg_constraint`` ...) are empty.
 Nothing here comes from DuckDB's own catalog.
 
@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from paradise.server.catalog_types import TYPES
+from paradise.server.pg.catalog.types import TYPES
 
 __all__ = ["FUNCTION_RELATIONS", "RELATIONS", "RELATION_OIDS", "VIEWS", "duckdb_type",
            "pg_type_oid"]  # fmt: skip

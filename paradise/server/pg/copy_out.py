@@ -7,7 +7,7 @@ files and programs are refused. The rows are encoded in PostgreSQL's text, CSV o
 binary copy format.
 
 Example:
-    >>> from paradise.server.statements import split_statements
+    >>> from paradise.server.pg.statements import split_statements
     >>> spec = parse_copy(split_statements(
     ...     "COPY (SELECT a, b FROM t) TO STDOUT WITH (FORMAT csv, HEADER)")[0])
     >>> spec.query, spec.format, spec.header
@@ -28,9 +28,9 @@ from typing import Any
 from sqlglot import Token, TokenType, exp
 
 from paradise.errors import QuerySyntaxError, UnsupportedQueryError
-from paradise.server.handler import ColumnSpec
-from paradise.server.statements import Statement
-from paradise.server.types import pg_type, text_value
+from paradise.server.common.handler import ColumnSpec
+from paradise.server.pg.statements import Statement
+from paradise.server.pg.types import pg_type, text_value
 
 __all__ = ["BINARY_HEADER", "BINARY_TRAILER", "CopyOptions", "encode_rows", "encode_text_row",
            "parse_copy"]  # fmt: skip

@@ -9,7 +9,7 @@ handled as PostgreSQL does. Each statement is then routed by its leading keyword
 * ``CURSOR`` / ``COPY`` - ``DECLARE``/``FETCH``/``MOVE``/``CLOSE`` and ``COPY ... TO STDOUT``,
   whose query goes to the handler like any other;
 * ``LOCAL_SELECT`` - ``SELECT version()``, ``current_setting(...)`` and friends, no FROM;
-* ``CATALOG`` - queries on ``pg_catalog`` / ``information_schema`` (see :mod:`.catalog`);
+* ``CATALOG`` - queries on ``pg_catalog`` / ``information_schema`` (see :mod:`.catalog.answer`);
 * ``HANDLER`` - everything else, checked and run by the query handler.
 
 Nothing is ever forwarded to a database unchecked; the handler gets each statement alone.

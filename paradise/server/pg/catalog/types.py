@@ -1,7 +1,7 @@
 """The PostgreSQL types the emulated catalog describes: ``pg_type`` rows and type names.
 
 Every table column the proxy lists is mapped to one of these (by
-:func:`paradise.server.types.pg_type`); ``format_type`` and the ``information_schema``
+:func:`paradise.server.pg.types.pg_type`); ``format_type`` and the ``information_schema``
 spellings come from the same table, so psql, pgJDBC and SQLAlchemy agree.
 
 Example:

@@ -6,7 +6,7 @@ policy, never appears in ``SHOW``, ``DESCRIBE`` or ``information_schema``. No st
 (row counts, sizes, times) are reported; they are ``NULL``.
 
 Example:
-    >>> from paradise.server.handler import ColumnSpec
+    >>> from paradise.server.common.handler import ColumnSpec
     >>> catalog = Catalog({"adult": (ColumnSpec("age", "BIGINT"), ColumnSpec("sex", "VARCHAR"))})
     >>> [row[3] for row in catalog.relation("COLUMNS").rows]
     ['age', 'sex']
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from mysql_mimic import ColumnType
 from sqlglot import exp
 
-from paradise.server.handler import ColumnSpec
-from paradise.server.mysql_relation import Relation
-from paradise.server.mysql_types import sql_type
+from paradise.server.common.handler import ColumnSpec
+from paradise.server.mysql.relation import Relation
+from paradise.server.mysql.types import sql_type
 
 __all__ = [
     "CHARACTER_SETS",

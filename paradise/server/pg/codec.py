@@ -26,7 +26,7 @@ import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from paradise.server import messages as m
+from paradise.server.pg import messages as m
 
 __all__ = [
     "CANCEL_REQUEST_CODE",

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from mysql_mimic import ResultColumn, ResultSet
 from sqlglot import exp
 
-from paradise.server.mysql_catalog import COLLATION, DATABASE, ENGINE
-from paradise.server.mysql_relation import construct_name, refuse
-from paradise.server.mysql_types import value_type
+from paradise.server.mysql.catalog import COLLATION, DATABASE, ENGINE
+from paradise.server.mysql.relation import construct_name, refuse
+from paradise.server.mysql.types import value_type
 
 __all__ = [
     "SETTABLE",

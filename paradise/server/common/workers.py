@@ -92,7 +92,7 @@ class Relay:
         self.index = index
         self.inbox = inbox
         self.outboxes = dict(outboxes)  # worker number -> link (none to itself)
-        self._pg_cancel: Callable[[object], None] | None = None
+        self._pg_cancel: Callable[[int, bytes], None] | None = None
         self._mysql_kill: Callable[[int, str, str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -100,7 +100,7 @@ class Relay:
         self,
         loop: asyncio.AbstractEventLoop,
         *,
-        pg_cancel: Callable[[object], None] | None = None,
+        pg_cancel: Callable[[int, bytes], None] | None = None,
         mysql_kill: Callable[[int, str, str], None] | None = None,
     ) -> None:
         """Deliver relayed messages to these callbacks (called on ``loop``'s thread)."""
@@ -147,9 +147,7 @@ class Relay:
     def _deliver(self, message: bytes) -> None:
         kind, body = message[:1], message[1:]
         if kind == _PG_CANCEL and self._pg_cancel is not None and len(body) >= 4:
-            from paradise.server.session import CancelTarget
-
-            self._pg_cancel(CancelTarget(int.from_bytes(body[:4], "big"), body[4:]))
+            self._pg_cancel(int.from_bytes(body[:4], "big"), body[4:])
         elif kind == _MYSQL_KILL and self._mysql_kill is not None and len(body) >= 5:
             connection_id = int.from_bytes(body[:4], "big")
             kill_kind = "QUERY" if body[4:5] == b"Q" else "CONNECTION"

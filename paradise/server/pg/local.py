@@ -6,7 +6,7 @@ the server lie about its output format (``DateStyle`` other than ISO,
 instead of silently accepted; ``statement_timeout`` tightens the per-query timeout.
 
 Example:
-    >>> from paradise.server.statements import split_statements
+    >>> from paradise.server.pg.statements import split_statements
     >>> p = SessionParameters(user="ana")
     >>> [s.value for s in run_set(split_statements("SET application_name = 'bi'")[0], p)]
     ['bi']
@@ -26,9 +26,9 @@ from sqlglot import TokenType, exp
 from sqlglot.errors import ParseError
 
 from paradise.errors import QueryRejected, QuerySyntaxError, UnsupportedQueryError
-from paradise.server.handler import ColumnSpec, HandlerResult
-from paradise.server.messages import ParameterStatus
-from paradise.server.statements import Statement
+from paradise.server.common.handler import ColumnSpec, HandlerResult
+from paradise.server.pg.messages import ParameterStatus
+from paradise.server.pg.statements import Statement
 
 __all__ = [
     "SERVER_VERSION",

@@ -1,9 +1,12 @@
 """The query half of a session: simple Query, extended Parse/Bind/Describe/Execute, transactions.
 
-:class:`QueryFlow` belongs to one :class:`~paradise.server.session.Session`. Methods that
-may need the query handler are generators: they *yield* a ``HandlerCall`` and receive a
-``CallOutcome``, so this module stays free of threads and sockets. Every statement is
-routed by :mod:`paradise.server.statements`: answered locally, refused, or sent alone to
+:class:`QueryFlow` belongs to one authenticated :class:`~paradise.server.pg.session.Session`:
+it knows the :class:`Login` and the session's parameters, and writes what the client is to
+receive to the session's :class:`~paradise.server.pg.outbox.Outbox`, never back into the
+session. Methods that may need the query handler are generators: they *yield* a
+:class:`~paradise.server.pg.calls.HandlerCall` and receive a ``CallOutcome``, so this module
+stays free of threads and sockets. Every statement is
+routed by :mod:`paradise.server.pg.statements`: answered locally, refused, or sent alone to
 the handler; nothing is forwarded to a database unchecked.
 
 The proxy is read-only, so ``BEGIN``/``COMMIT``/``ROLLBACK`` only keep PostgreSQL's
@@ -14,125 +17,37 @@ bookkeeping (ReadyForQuery status ``I``/``T``/``E``, portals closed at transacti
 from __future__ import annotations
 
 import dataclasses
-import enum
-import inspect
 import logging
-import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
-from paradise.server import messages as m
-from paradise.server.catalog import answer_catalog_query, describe_catalog_query
-from paradise.server.catalog_grammar import CatalogContext
-from paradise.server.codec import encode as codec_encode
-from paradise.server.codec import encode_data_row
-from paradise.server.copy_out import CopyOptions, encode_rows, parse_copy
-from paradise.server.cursors import move, parse_close, parse_declare, parse_fetch
-from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, StatementDescription
-from paradise.server.local import evaluate_local_select, run_reset, run_set, run_show
-from paradise.server.statements import Kind, Statement, refusal, split_statements
-from paradise.server.types import ParamDecodeError, decode_param, pg_type, text_value
+from paradise.server.common.handler import ColumnSpec, HandlerResult
+from paradise.server.pg import messages as m
+from paradise.server.pg.calls import CallKind, CallOutcome, Flow, HandlerCall
+from paradise.server.pg.catalog.grammar import CatalogContext
+from paradise.server.pg.codec import encode as codec_encode
+from paradise.server.pg.codec import encode_data_row
+from paradise.server.pg.copy_out import CopyOptions, encode_rows, parse_copy
+from paradise.server.pg.cursors import move, parse_close, parse_declare, parse_fetch
+from paradise.server.pg.local import (
+    SessionParameters,
+    evaluate_local_select,
+    run_reset,
+    run_set,
+    run_show,
+)  # fmt: skip
+from paradise.server.pg.outbox import Outbox
+from paradise.server.pg.statements import Kind, Statement, refusal, split_statements
+from paradise.server.pg.types import ParamDecodeError, decode_param, pg_type, text_value
 
-if TYPE_CHECKING:
-    from paradise.server.session import Session
-
-__all__ = [
-    "CallKind", "CallOutcome", "CallToken", "HandlerCall", "Portal", "Prepared", "QueryFlow",
-    "error_response", "perform_call",
-]  # fmt: skip
+__all__ = ["Login", "Portal", "Prepared", "QueryFlow", "error_response"]
 
 logger = logging.getLogger("paradise.server")
 
 ROW_BATCH = 1000
 """Rows per batch of DataRow messages; batches after the first are encoded as they are sent."""
-
-
-class CallKind(enum.Enum):
-    RUN = "run"
-    DESCRIBE = "describe"
-    CATALOG = "catalog"
-    CATALOG_DESCRIBE = "catalog_describe"
-
-
-@dataclass(frozen=True, slots=True)
-class HandlerCall:
-    """Ask the I/O shell to call the query handler in a worker thread."""
-
-    kind: CallKind
-    sql: str
-    role: str
-    params: tuple[object, ...] | None = None
-    timeout: float | None = None
-    param_oids: tuple[int, ...] = ()
-    context: CatalogContext | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CallOutcome:
-    """What a HandlerCall produced; ``interrupted`` is ``"cancel"`` or ``"timeout"`` if so."""
-
-    value: Any = None
-    error: BaseException | None = None
-    interrupted: str | None = None
-
-
-Flow = Generator[HandlerCall, CallOutcome, Any]
-
-
-class CallToken:
-    """Identifies one handler call (passed to ``handler.run`` and ``handler.cancel``)."""
-
-    __slots__ = ("_lock", "cancelled", "sandbox")
-
-    def __init__(self) -> None:
-        self.sandbox: Any = None  # the catalog sandbox connection, for interrupting it
-        self.cancelled = False
-        self._lock = threading.Lock()
-
-    def attach(self, connection: Any) -> None:
-        """Called by the catalog with its sandbox cursor before it runs the query."""
-        with self._lock:
-            self.sandbox = connection
-            cancelled = self.cancelled
-        if cancelled:  # cancelled while the sandbox was being built
-            raise ParadiseError("canceling statement", sqlstate="57014")
-
-    def interrupt_sandbox(self) -> None:
-        """Interrupt the catalog query now, or as soon as its sandbox is ready."""
-        with self._lock:
-            self.cancelled = True
-            sandbox = self.sandbox
-        if sandbox is not None:
-            sandbox.interrupt()
-
-
-def perform_call(call: HandlerCall, handler: QueryHandler, token: CallToken) -> object:
-    """Carry out a HandlerCall (the shell runs this in a worker thread)."""
-    if call.kind is CallKind.RUN:
-        return handler.run(call.sql, role=call.role, params=call.params, token=token)
-    if call.kind is CallKind.DESCRIBE:
-        return _describe(handler, call)
-    if call.kind is CallKind.CATALOG_DESCRIBE:
-        return describe_catalog_query(call.sql, role=call.role, handler=handler,
-                                      param_oids=call.param_oids, context=call.context,
-                                      on_connection=token.attach)  # fmt: skip
-    return answer_catalog_query(call.sql, role=call.role, handler=handler, params=call.params,
-                                context=call.context, on_connection=token.attach,
-                                cancelled=lambda: token.cancelled)  # fmt: skip
-
-
-def _describe(handler: QueryHandler, call: HandlerCall) -> StatementDescription | None:
-    """The handler's description, whichever form it answers in (see QueryHandler.describe)."""
-    method = handler.describe
-    if "param_oids" in inspect.signature(method).parameters:
-        found = method(call.sql, role=call.role, param_oids=call.param_oids)
-    else:
-        found = method(call.sql, role=call.role)
-    if found is None or isinstance(found, StatementDescription):
-        return found
-    return StatementDescription(call.param_oids, tuple(found))
 
 
 class _Failure(Exception):
@@ -241,11 +156,23 @@ class CursorRows(HandlerResult):
     formats: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Login:
+    """Who the session is: the authenticated user, its policy role and its backend pid."""
+
+    user: str
+    role: str
+    pid: int
+    max_result_rows: int | None = None
+
+
 class QueryFlow:
     """Statements, portals and transaction status of one session."""
 
-    def __init__(self, session: Session) -> None:
-        self._s = session
+    def __init__(self, login: Login, params: SessionParameters, out: Outbox) -> None:
+        self.login = login
+        self.params = params
+        self._out = out
         self.tx = "I"
         self.skipping = False
         self.statements: dict[str, Prepared] = {}
@@ -254,7 +181,7 @@ class QueryFlow:
     # -- errors -------------------------------------------------------------------------------
 
     def fail(self, response: m.ErrorResponse, *, extended: bool = True) -> None:
-        self._s.send(response)
+        self._out.send(response)
         self.skipping = extended
         if self.tx == "T":
             self.tx = "E"
@@ -284,15 +211,16 @@ class QueryFlow:
 
     def _call(self, kind: CallKind, stmt: Statement, params: tuple[object, ...] | None,
               param_oids: tuple[int, ...] = ()) -> Flow:  # fmt: skip
-        s = self._s
+        login = self.login
         context = None
         if kind in (CallKind.CATALOG, CallKind.CATALOG_DESCRIBE):
-            settings = {name.lower(): value for name, value in s.params.all()}
+            settings = {name.lower(): value for name, value in self.params.all()}
             cursors = tuple((p.name, p.hold, bool(p.formats and p.formats[0]))
                             for p in self.portals.values() if p.cursor)  # fmt: skip
-            context = CatalogContext(s.user, lambda name: settings.get(name.lower()), s.pid,
+            context = CatalogContext(login.user, lambda name: settings.get(name.lower()), login.pid,
                                      cursors)  # fmt: skip
-        outcome = yield HandlerCall(kind, stmt.text, s.role, params, s.params.statement_timeout,
+        outcome = yield HandlerCall(kind, stmt.text, login.role, params,
+                                    self.params.statement_timeout,
                                     param_oids, context)  # fmt: skip
         if outcome.error is not None:
             raise _Failure(self._outcome_error(outcome, stmt.offset))
@@ -316,7 +244,7 @@ class QueryFlow:
             return CopyResult(answer.columns, answer.rows, answer.notices,
                               f"COPY {len(answer.rows)}", options)  # fmt: skip
         if stmt.kind is Kind.LOCAL_SELECT:
-            local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
+            local = evaluate_local_select(stmt, self.params, pid=self.login.pid)
             if local is not None:
                 return local
         # session functions in an expression (current_setting(...)::int / 100): the
@@ -327,7 +255,7 @@ class QueryFlow:
         if not isinstance(result, HandlerResult):
             logger.error("query handler returned %s, not HandlerResult", type(result).__name__)
             raise _fail("XX000", "internal error while running the query")
-        limit = self._s.config.max_result_rows
+        limit = self.login.max_result_rows
         if limit is not None and len(result.rows) > limit:
             raise _fail("54000", f"the result has more than {limit} rows",
                         "add a LIMIT or aggregate the data")  # fmt: skip
@@ -394,14 +322,14 @@ class QueryFlow:
         options = result.options
         assert options is not None
         binary = options.format == "binary"
-        self._s.send(m.CopyOutResponse(int(binary), (int(binary),) * len(result.columns)))
+        self._out.send(m.CopyOutResponse(int(binary), (int(binary),) * len(result.columns)))
         try:
             payloads = encode_rows(result.columns, result.rows, options)
         except Exception as exc:
             logger.error("cannot encode a COPY value: %s", type(exc).__name__, exc_info=exc)
             raise _fail("22P03", "a result value does not fit its column type") from exc
-        self._s.send_raw(b"".join(codec_encode(m.CopyData(p)) for p in payloads))
-        self._s.send(m.CopyDone())
+        self._out.send_raw(b"".join(codec_encode(m.CopyData(p)) for p in payloads))
+        self._out.send(m.CopyDone())
 
     def _send_answer(self, result: HandlerResult) -> None:
         """Rows (or COPY data) and the CommandComplete of a simple-protocol statement."""
@@ -410,7 +338,7 @@ class QueryFlow:
         else:
             codes = result.formats if isinstance(result, CursorRows) else ()
             self._send_result(result, codes, describe=True)
-        self._s.send(m.CommandComplete(result.command_tag))
+        self._out.send(m.CommandComplete(result.command_tag))
 
     @staticmethod
     def _described_columns(prepared: Prepared, result: HandlerResult) -> Sequence[ColumnSpec]:
@@ -425,49 +353,49 @@ class QueryFlow:
     def _send_result(self, result: HandlerResult, codes: Sequence[int], *, describe: bool,
                      start: int = 0, stop: int | None = None,
                      columns: Sequence[ColumnSpec] | None = None) -> None:  # fmt: skip
-        s = self._s
+        out = self._out
         columns = result.columns if columns is None else columns
         encoders = _encoders(columns, codes)
         if describe and columns:
             self._send_description(columns, codes)
         rows = result.rows if start == 0 and stop is None else result.rows[start:stop]
         try:
-            s.send_raw(_encode_rows(rows[:ROW_BATCH], encoders))
+            out.send_raw(_encode_rows(rows[:ROW_BATCH], encoders))
         except Exception as exc:
             logger.error("cannot encode a result value: %s", type(exc).__name__, exc_info=exc)
             raise _fail("22P03", "a result value does not fit its column type") from exc
         if len(rows) > ROW_BATCH:  # the rest is encoded batch by batch while it is written
-            s.send_stream(_encode_rows(rows[i : i + ROW_BATCH], encoders)
+            out.send_stream(_encode_rows(rows[i : i + ROW_BATCH], encoders)
                           for i in range(ROW_BATCH, len(rows), ROW_BATCH))  # fmt: skip
 
     def _send_description(self, columns: Sequence[ColumnSpec] | None, codes: Sequence[int]) -> None:
         if not columns:
-            self._s.send(m.NoData())
+            self._out.send(m.NoData())
             return
         fields = []
         for col, fmt in zip(columns, _formats(codes, len(columns)), strict=True):
             t = pg_type(col.type_name)
             fields.append(m.FieldDescription(col.name, t.oid, t.size, t.modifier, fmt))
-        self._s.send(m.RowDescription(tuple(fields)))
+        self._out.send(m.RowDescription(tuple(fields)))
 
     def _send_notices(self, result: HandlerResult) -> None:
         for text in result.notices:
-            self._s.send(m.NoticeResponse.notice(text))
+            self._out.send(m.NoticeResponse.notice(text))
 
     # -- local statements ---------------------------------------------------------------------
 
     def _warn(self, sqlstate: str, message: str) -> None:
-        self._s.send(m.NoticeResponse.notice(message, severity="WARNING", sqlstate=sqlstate))
+        self._out.send(m.NoticeResponse.notice(message, severity="WARNING", sqlstate=sqlstate))
 
     def _local(self, stmt: Statement) -> HandlerResult:
-        s, kw = self._s, stmt.keyword
+        s, kw = self._out, stmt.keyword
         words = [t.text.lower() for t in stmt.tokens[1:3]]
         tag = kw.upper()
         if kw in ("set", "reset"):
-            for status in (run_set if kw == "set" else run_reset)(stmt, s.params):
+            for status in (run_set if kw == "set" else run_reset)(stmt, self.params):
                 s.send(status)
         elif kw == "show":
-            return run_show(stmt, s.params)
+            return run_show(stmt, self.params)
         elif kw in ("begin", "start"):
             if kw == "start" and words[:1] != ["transaction"]:
                 raise QuerySyntaxError("START must be followed by TRANSACTION")
@@ -500,7 +428,7 @@ class QueryFlow:
             if target == "ALL":
                 if self.tx != "I":
                     raise _fail("25001", "DISCARD ALL cannot run inside a transaction block")
-                for status in s.params.reset_all():
+                for status in self.params.reset_all():
                     s.send(status)
                 self.statements.clear()
                 self.portals.clear()
@@ -520,7 +448,7 @@ class QueryFlow:
     def on_query(self, msg: m.Query) -> Flow:
         self.statements.pop("", None)
         self.portals.pop("", None)
-        s = self._s
+        s = self._out
         try:
             statements = split_statements(msg.sql)
         except ParadiseError as exc:
@@ -564,7 +492,7 @@ class QueryFlow:
             count = max(stmt.param_count if stmt else 0, len(msg.param_oids))
             oids = msg.param_oids + (0,) * (count - len(msg.param_oids))
             self.statements[msg.name] = Prepared(msg.name, stmt, oids)
-            self._s.send(m.ParseComplete())
+            self._out.send(m.ParseComplete())
         except (ParadiseError, _Failure) as exc:
             self.fail(self._as_error(exc))
 
@@ -586,7 +514,7 @@ class QueryFlow:
             if any(code not in (0, 1) for code in msg.result_formats):
                 raise _fail("08P01", "unsupported result format code")
             self.portals[msg.portal] = Portal(msg.portal, prepared, values, msg.result_formats)
-            self._s.send(m.BindComplete())
+            self._out.send(m.BindComplete())
         except (ParadiseError, _Failure, ParamDecodeError) as exc:
             self.fail(self._as_error(exc))
 
@@ -600,7 +528,7 @@ class QueryFlow:
             portal = self._cursor_portal(parse_fetch(stmt).name)
             return portal.result.columns if portal is not None and portal.result else None
         if stmt.kind is Kind.LOCAL_SELECT and not stmt.param_count:
-            local = evaluate_local_select(stmt, self._s.params, pid=self._s.pid)
+            local = evaluate_local_select(stmt, self.params, pid=self.login.pid)
             if local is not None:
                 return local.columns
         if stmt.kind in (Kind.HANDLER, Kind.CATALOG, Kind.LOCAL_SELECT):
@@ -634,7 +562,7 @@ class QueryFlow:
             if msg.kind == "S":
                 prepared = self._statement(msg.name)
                 columns = yield from self._describe_statement(prepared)
-                self._s.send(m.ParameterDescription(tuple(o or 25 for o in prepared.param_oids)))
+                self._out.send(m.ParameterDescription(tuple(o or 25 for o in prepared.param_oids)))
                 self._send_description(columns, ())
             else:
                 portal = self._portal(msg.name)
@@ -644,7 +572,7 @@ class QueryFlow:
             self.fail(self._as_error(exc))
 
     def on_execute(self, msg: m.Execute) -> Flow:
-        s = self._s
+        s = self._out
         try:
             portal = self._portal(msg.portal)
             stmt = portal.prepared.statement
@@ -687,10 +615,10 @@ class QueryFlow:
                 }
         else:
             self.portals.pop(msg.name, None)
-        self._s.send(m.CloseComplete())
+        self._out.send(m.CloseComplete())
 
     def on_sync(self, msg: m.Sync) -> None:
         self.skipping = False
         if self.tx == "I":
             self._end_transaction(keep_held=True)
-        self._s.send(m.ReadyForQuery(self.tx))
+        self._out.send(m.ReadyForQuery(self.tx))

@@ -10,16 +10,16 @@ which paste parameter values into the statement's text, are replaced. Instead:
   include ``mysql-native`` and it has a ``mysql_native_password`` hash (``paradise user add
   --auth mysql-native``); everyone else gets "Access denied". Its role is its policy role.
 * **statements** are parsed in the MySQL dialect and routed by
-  :func:`~paradise.server.mysql_route.route`: session commands and table-less ``SELECT``s
-  from allowlists (:mod:`~paradise.server.mysql_local`), ``SHOW``/``DESCRIBE``/
+  :func:`~paradise.server.mysql.route.route`: session commands and table-less ``SELECT``s
+  from allowlists (:mod:`~paradise.server.mysql.local`), ``SHOW``/``DESCRIBE``/
   ``information_schema`` from the role's visible schema in a closed grammar
-  (:mod:`~paradise.server.mysql_show`, :mod:`~paradise.server.mysql_catalog`); every other
+  (:mod:`~paradise.server.mysql.show`, :mod:`~paradise.server.mysql.catalog`); every other
   query goes, as the client's original text (and its parameters as a separate list), to the
-  handler (:class:`~paradise.server.pipeline_handler.PipelineHandler` with
+  handler (:class:`~paradise.server.common.pipeline_handler.PipelineHandler` with
   ``read_dialect="mysql"``), which checks, rewrites, runs and verifies it; anything else is
   refused. A batch of more than one statement is refused before anything runs.
 * **prepared statements** (``COM_STMT_PREPARE``/``EXECUTE``) bind their parameters through
-  paradise (:mod:`~paradise.server.mysql_commands`), never into the text.
+  paradise (:mod:`~paradise.server.mysql.commands`), never into the text.
 * **annotations** become MySQL notes: the result's warning count tells the client, and
   ``SHOW WARNINGS`` lists them (Level ``Note``, Code 1003), as MySQL does for EXPLAIN notes.
 * **errors** carry a MySQL error number chosen from paradise's SQLSTATE
@@ -68,15 +68,15 @@ from sqlglot.errors import ParseError, TokenError
 from paradise.errors import ParadiseError, QuerySyntaxError, UnsupportedQueryError
 from paradise.params import bind_params
 from paradise.parse import parse_statements
-from paradise.server.config import ConfigError, ServerConfig, UserConfig, make_ssl_context
-from paradise.server.handler import ColumnSpec, HandlerResult, QueryHandler, SchemaProvider
-from paradise.server.mysql_catalog import DATABASE, INFORMATION_SCHEMA, Catalog
-from paradise.server.mysql_commands import count_placeholders, install
-from paradise.server.mysql_local import VERSION, SessionState, answer_select, run_set
-from paradise.server.mysql_route import Route, answer_catalog_query, route
-from paradise.server.mysql_show import answer_show
-from paradise.server.mysql_types import column_type
-from paradise.server.workers import WorkerSlot
+from paradise.server.common.config import ConfigError, ServerConfig, UserConfig, make_ssl_context
+from paradise.server.common.handler import ColumnSpec, HandlerResult, QueryHandler, SchemaProvider
+from paradise.server.common.workers import WorkerSlot
+from paradise.server.mysql.catalog import DATABASE, INFORMATION_SCHEMA, Catalog
+from paradise.server.mysql.commands import count_placeholders, install
+from paradise.server.mysql.local import VERSION, SessionState, answer_select, run_set
+from paradise.server.mysql.route import Route, answer_catalog_query, route
+from paradise.server.mysql.show import answer_show
+from paradise.server.mysql.types import column_type
 
 __all__ = ["MYSQL_ERROR_CODES", "MysqlListener", "column_type", "mysql_error_code"]
 

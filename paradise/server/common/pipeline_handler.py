@@ -26,9 +26,9 @@ from paradise.backends.request import CURRENT_REQUEST
 from paradise.parse import parse_query
 from paradise.processor import Processor
 from paradise.rewrite.wrap_answer import pg_output_names
-from paradise.server.handler import ColumnSpec, HandlerResult, StatementDescription
-from paradise.server.param_types import infer_param_types, pg_column_names
-from paradise.server.types import pg_type
+from paradise.server.common.handler import ColumnSpec, HandlerResult, StatementDescription
+from paradise.server.pg.param_types import infer_param_types, pg_column_names
+from paradise.server.pg.types import pg_type
 
 __all__ = ["PipelineHandler"]
 

@@ -12,8 +12,8 @@ anything else is a protocol violation. The session never touches a socket, a thr
 the database, so tests drive it with lists of messages.
 
 Example:
-    >>> from paradise.server.config import UserConfig
-    >>> from paradise.server.auth import ScramVerifier
+    >>> from paradise.server.common.config import UserConfig
+    >>> from paradise.server.common.auth import ScramVerifier
     >>> verifier = ScramVerifier.from_password("pw", b"s" * 16, 4096)
     >>> users = {"ana": UserConfig("ana", "analyst", verifier, auth_methods=("password",))}
     >>> s = Session(SessionConfig(users), pid=7, peer_is_loopback=True)
@@ -36,9 +36,8 @@ from functools import partial
 from typing import Any
 
 from paradise.errors import ParadiseError
-from paradise.server import messages as m
-from paradise.server.access_log import log_event
-from paradise.server.auth import (
+from paradise.server.common.access_log import log_event
+from paradise.server.common.auth import (
     SCRAM_MECHANISM,
     AuthFailed,
     ScramExchange,
@@ -47,10 +46,13 @@ from paradise.server.auth import (
     parse_sasl_initial_response,
     verify_password,
 )  # fmt: skip
-from paradise.server.codec import FrontendDecoder, ProtocolViolation, encode
-from paradise.server.config import UserConfig
-from paradise.server.local import SessionParameters
-from paradise.server.query import CallKind, CallOutcome, HandlerCall, QueryFlow, error_response
+from paradise.server.common.config import UserConfig
+from paradise.server.pg import messages as m
+from paradise.server.pg.calls import CallKind, CallOutcome, HandlerCall
+from paradise.server.pg.codec import FrontendDecoder, ProtocolViolation
+from paradise.server.pg.local import SessionParameters
+from paradise.server.pg.outbox import Outbox
+from paradise.server.pg.query import Login, QueryFlow, error_response
 
 __all__ = [
     "CLOSE", "NEED_DATA", "CallKind", "CallOutcome", "CancelTarget", "HandlerCall", "Phase",
@@ -137,14 +139,14 @@ class Session:
         self.role = ""
         self.params = SessionParameters(user="")
         self._decoder = FrontendDecoder(max_message_size=config.max_message_bytes)
-        self._out: list[bytes | Iterator[bytes]] = []  # iterators: batches encoded lazily
+        self._out = Outbox()  # the query flow writes here too
         self._flow: Flow | None = None
         self._pending: HandlerCall | None = None
         self._outcome: CallOutcome | None = None
         self._auth: Any = None
         self._startup: m.StartupMessage | None = None
         self._cancel: CancelTarget | None = None
-        self.query = QueryFlow(self)
+        self._query: QueryFlow | None = None  # from authentication on
 
     # -- I/O side ------------------------------------------------------------------------------
 
@@ -153,36 +155,21 @@ class Session:
 
     def data_to_send(self) -> bytes:
         """Everything queued, as one buffer (lazily encoded batches are encoded now)."""
-        return b"".join(self.chunks_to_send())
+        return self._out.data_to_send()
 
     def chunks_to_send(self, size: int = 1 << 16) -> Iterator[bytes]:
-        """What is queued, in chunks of about ``size`` bytes, encoded as they are taken.
-
-        The shell writes a large answer chunk by chunk with flow control, so only about
-        one chunk of encoded rows exists at a time (see :meth:`send_stream`).
-        """
-        out, self._out = self._out, []
-        pending: list[bytes] = []
-        pending_size = 0
-        for part in out:
-            for piece in (part,) if isinstance(part, bytes) else part:
-                pending.append(piece)
-                pending_size += len(piece)
-                if pending_size >= size:
-                    yield b"".join(pending)
-                    pending, pending_size = [], 0
-        if pending:
-            yield b"".join(pending)
+        """What is queued, in chunks of about ``size`` bytes (see :class:`Outbox`)."""
+        return self._out.chunks_to_send(size)
 
     def send(self, msg: m.BackendMessage) -> None:
-        self._out.append(encode(msg))
+        self._out.send(msg)
 
-    def send_raw(self, data: bytes) -> None:
-        self._out.append(data)
-
-    def send_stream(self, batches: Iterator[bytes]) -> None:
-        """Queue encoded messages produced only when the shell writes them (large answers)."""
-        self._out.append(batches)
+    @property
+    def query(self) -> QueryFlow:
+        """The statements, portals and transaction of the session (once authenticated)."""
+        if self._query is None:
+            raise RuntimeError("the session has not authenticated")
+        return self._query
 
     @property
     def busy(self) -> bool:
@@ -375,6 +362,8 @@ class Session:
         self._auth = None
         self.role = self.config.users[self.user].role
         self.params = SessionParameters(user=self.user, startup=self._startup.params)
+        login = Login(self.user, self.role, self.pid, self.config.max_result_rows)
+        self._query = QueryFlow(login, self.params, self._out)
         self.send(m.AuthenticationOk())
         for status in self.params.reported():
             self.send(status)

@@ -7,7 +7,7 @@ themselves, the types, one database, two roles): no hidden column and no table o
 the policy can appear, because the rows are never read from the database.
 
 Example:
-    >>> from paradise.server.handler import ColumnSpec
+    >>> from paradise.server.common.handler import ColumnSpec
     >>> snap = CatalogSnapshot("ana", (("adult", (ColumnSpec("age", "INTEGER"),)),))
     >>> rows = catalog_rows(snap)
     >>> [r[1] for r in rows["pg_catalog", "pg_class"] if r[2] == PUBLIC_OID]
@@ -21,17 +21,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from paradise.server.catalog_relations import (
+from paradise.server.common.handler import ColumnSpec
+from paradise.server.pg.catalog.relations import (
     FUNCTION_RELATIONS,
     RELATION_OIDS,
     RELATIONS,
     VIEWS,
     pg_type_oid,
 )
-from paradise.server.catalog_types import TYPES, PgTypeRow, format_type
-from paradise.server.handler import ColumnSpec
-from paradise.server.local import default_settings
-from paradise.server.types import pg_type
+from paradise.server.pg.catalog.types import TYPES, PgTypeRow, format_type
+from paradise.server.pg.local import default_settings
+from paradise.server.pg.types import pg_type
 
 __all__ = [
     "CATALOG_OID",

@@ -1,16 +1,16 @@
 """The in-memory DuckDB that holds one login's emulated catalog, and nothing else.
 
-It is built from a :class:`~paradise.server.catalog_rows.CatalogSnapshot`: the emulated
+It is built from a :class:`~paradise.server.pg.catalog.rows.CatalogSnapshot`: the emulated
 relations with their rows, a few helper tables, and the macros that implement
 PostgreSQL's catalog functions. The database is in memory, external access (files,
 network, extensions) is disabled, Python replacement scans are off and the configuration
-is locked, so even SQL that slipped past :mod:`.catalog_grammar` could reach nothing
+is locked, so even SQL that slipped past :mod:`.grammar` could reach nothing
 outside it. Sandboxes are cached per snapshot (a login whose policy view is unchanged
 reuses one); each query runs on its own cursor.
 
 Example:
-    >>> from paradise.server.catalog_rows import CatalogSnapshot
-    >>> from paradise.server.handler import ColumnSpec
+    >>> from paradise.server.pg.catalog.rows import CatalogSnapshot
+    >>> from paradise.server.common.handler import ColumnSpec
     >>> box = sandbox_for(CatalogSnapshot("ana", (("adult", (ColumnSpec("age", "INTEGER"),)),)))
     >>> cur = box.cursor()
     >>> cur.execute("SELECT pgfn_format_type(1700, 655366), pgfn_to_regtype('integer')").fetchall()
@@ -30,10 +30,10 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
-from paradise.server.catalog_grammar import INTERNAL_SCHEMA, MACRO_PREFIX, SANDBOX_SCHEMAS
-from paradise.server.catalog_relations import RELATIONS, duckdb_type
-from paradise.server.catalog_rows import CATALOG_OID, PUBLIC_OID, CatalogSnapshot, catalog_rows
-from paradise.server.catalog_types import TYPES, type_name_rows
+from paradise.server.pg.catalog.grammar import INTERNAL_SCHEMA, MACRO_PREFIX, SANDBOX_SCHEMAS
+from paradise.server.pg.catalog.relations import RELATIONS, duckdb_type
+from paradise.server.pg.catalog.rows import CATALOG_OID, PUBLIC_OID, CatalogSnapshot, catalog_rows
+from paradise.server.pg.catalog.types import TYPES, type_name_rows
 
 __all__ = ["SANDBOX_CONFIG", "sandbox_for"]
 

@@ -7,7 +7,7 @@ first row, ``n + 1`` after the last). psycopg's named cursors and SQLAlchemy's
 ``stream_results`` use exactly this.
 
 Example:
-    >>> from paradise.server.statements import split_statements
+    >>> from paradise.server.pg.statements import split_statements
     >>> d = parse_declare(split_statements("DECLARE c BINARY CURSOR WITH HOLD FOR SELECT 1")[0])
     >>> d.name, d.binary, d.hold, d.query
     ('c', True, True, 'SELECT 1')
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlglot import Token, TokenType
 
 from paradise.errors import QuerySyntaxError, UnsupportedQueryError
-from paradise.server.statements import Statement, tokenize
+from paradise.server.pg.statements import Statement, tokenize
 
 __all__ = ["Declare", "Fetch", "move", "parse_close", "parse_declare", "parse_fetch"]
 

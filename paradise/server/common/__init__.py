@@ -1,0 +1,4 @@
+"""What both wire protocols share.
+
+The handler interface, configuration, logins, the access log and worker processes.
+"""

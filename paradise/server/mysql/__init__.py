@@ -1,0 +1,1 @@
+"""The MySQL wire protocol: mysql-mimic speaks it, paradise routes every statement."""
